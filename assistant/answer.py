@@ -1,0 +1,270 @@
+"""The chain: sources -> prompt -> model -> checked, cited sentences -> Answer."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assistant.chunking import split_sentences
+from assistant.citations import (
+    CitationChecker,
+    Evidence,
+    Verdict,
+    key_terms,
+    normalise,
+    split_units,
+)
+from assistant.prompts import load_prompt
+from assistant.tokens import count_tokens, truncate
+from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
+
+if TYPE_CHECKING:
+    import tiktoken
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+ABSTAIN_TEXT = "The indexed papers do not cover this question."
+# Below this similarity, and with no name from the question found in the sources, no
+# retrieved paper is about the question: abstain without calling the model.
+MIN_DENSE = 0.2
+
+
+@dataclass
+class AnswerConfig:
+    """The knobs of the chain, taken from Settings."""
+
+    context_tokens: int = 600
+    passage_tokens: int = 170
+    min_dense: float = MIN_DENSE
+    support_threshold: float = 0.35
+
+
+def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
+    """Whether any retrieved paper is about the question: close in meaning, or it names
+    something (a method, dataset or number) that a retrieved paper contains."""
+    if any(s.dense >= config.min_dense for s in sources):
+        return True
+    names = {normalise(t) for t in key_terms(question)}
+    texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    return any(name in text for name in names for text in texts)
+
+
+_MANY = re.compile(r"\b(?:papers|works|studies|methods|approaches)\b", re.IGNORECASE)
+
+
+def asks_for_several(question: str) -> bool:
+    """"Which papers ...?": show more papers, with one shorter passage each."""
+    return bool(_MANY.search(question))
+
+
+def select_evidence(
+    sources: Sequence[Source], enc: tiktoken.Encoding, config: AnswerConfig, question: str = ""
+) -> list[tuple[Source, tuple[str, ...]]]:
+    """The passages to show the model, best papers first, within the token budget.
+
+    For a question about one paper, its best two passages come first; for "which papers"
+    questions every paper gets one shorter passage, so more papers fit.
+    """
+    several = asks_for_several(question)
+    per_passage = config.passage_tokens * 2 // 3 if several else config.passage_tokens
+    chosen: list[tuple[Source, tuple[str, ...]]] = []
+    used = 0
+    for rank, source in enumerate(sources):
+        passages: list[str] = []
+        allowed = 1 if several or rank > 0 else 2
+        for passage in (source.passages or (source.text,))[:allowed]:
+            room = min(per_passage, config.context_tokens - used)
+            if room < 40:
+                break
+            text, _ = truncate(enc, passage, room)
+            passages.append(text)
+            used += count_tokens(enc, text) + 12
+        if not passages:
+            break
+        chosen.append((source, tuple(passages)))
+    return chosen
+
+
+def format_sources(evidence: Sequence[Evidence]) -> str:
+    return "\n\n".join(
+        f"[{e.number}] {e.source.title}\n{' … '.join(e.passages)}" for e in evidence
+    )
+
+
+@dataclass
+class _Render:
+    """Numbers citations in order of first use and collects what the answer cites."""
+
+    evidence: dict[int, Evidence]
+    display: dict[int, int] = field(default_factory=dict)
+    passages: dict[int, str] = field(default_factory=dict)
+
+    def sentence(self, verdict: Verdict) -> str:
+        marks = []
+        for number, passage in zip(verdict.numbers, verdict.passages, strict=True):
+            if number not in self.display:
+                self.display[number] = len(self.display) + 1
+                self.passages[number] = passage
+            marks.append(f"[{self.display[number]}]")
+        text = verdict.sentence.rstrip()
+        end = text[-1] if text and text[-1] in ".!?" else "."
+        body = text[:-1].rstrip() if text and text[-1] in ".!?" else text
+        return f"{body} {''.join(marks)}{end}"
+
+    def citations(self) -> tuple[Citation, ...]:
+        out = []
+        for number, shown in sorted(self.display.items(), key=lambda item: item[1]):
+            source = self.evidence[number].source
+            out.append(
+                Citation(
+                    number=shown, paper_id=source.paper_id, title=source.title,
+                    text=self.passages[number], title_derived=source.title_derived,
+                    arxiv_id=source.arxiv_id, openreview_id=source.openreview_id,
+                )
+            )
+        return tuple(out)
+
+
+def _usage(chunk: Any) -> Usage | None:
+    meta = getattr(chunk, "usage_metadata", None)
+    if not meta:
+        return None
+    return Usage(int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)))
+
+
+def generate(
+    question: str,
+    sources: Sequence[Source],
+    *,
+    llm: BaseChatModel,
+    embed: Callable[[str], Sequence[float]],
+    vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
+    enc: tiktoken.Encoding,
+    config: AnswerConfig,
+    model: str = "",
+    warnings: Sequence[str] = (),
+    started: float | None = None,
+    retrieve_seconds: float = 0.0,
+) -> Iterator[str | Answer]:
+    """Stream checked sentences of the answer as they complete, then the final Answer."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    started = started if started is not None else time.perf_counter()
+    dropped: list[Dropped] = []
+
+    def finish(text: str, render: _Render | None, abstained: bool, first: float | None,
+               usage: Usage) -> Answer:
+        return Answer(
+            question=question, text=text, citations=render.citations() if render else (),
+            sources=tuple(sources), abstained=abstained, dropped=tuple(dropped),
+            warnings=tuple(warnings),
+            timings=Timings(round(retrieve_seconds, 3), first, round(time.perf_counter() - started, 3)),
+            usage=usage, model=model,
+        )
+
+    if not sources or not covered(question, sources, config):
+        yield ABSTAIN_TEXT
+        yield finish(ABSTAIN_TEXT, None, True, None, Usage())
+        return
+
+    chosen = select_evidence(sources, enc, config, question)
+    evidence = [
+        Evidence(n, source, passages, tuple(vectors(source, passages)))
+        for n, (source, passages) in enumerate(chosen, start=1)
+    ]
+    checker = CitationChecker(evidence, embed, question, threshold=config.support_threshold)
+    render = _Render({e.number: e for e in evidence})
+    messages = [
+        SystemMessage(load_prompt("system").format()),
+        HumanMessage(load_prompt("answer").format(sources=format_sources(evidence), question=question)),
+    ]
+    kept: list[str] = []
+    refused = False
+    first_token: float | None = None
+    usage = Usage()
+    pending = ""
+    line_has_text = False
+
+    def handle(prefix: str, raw: str, ends_line: bool) -> Iterator[str]:
+        nonlocal refused, line_has_text
+        verdict = checker.check(raw)
+        if verdict.refusal:
+            if not kept:
+                refused = True
+            else:
+                dropped.append(Dropped(verdict.sentence, "says the sources lack something"))
+            return
+        if verdict.dropped:
+            dropped.append(verdict.dropped)
+            return
+        if verdict.pointer and kept:
+            return  # a trailing "[1]" after sentences that carry their own citations
+        piece = render.sentence(verdict)
+        if kept and line_has_text:
+            piece = " " + piece
+        elif kept:
+            piece = "\n" + prefix + piece
+        else:
+            piece = prefix + piece
+        line_has_text = not ends_line
+        kept.append(piece)
+        yield piece
+
+    stream = llm.stream(messages)
+    try:
+        for chunk in stream:
+            usage = _usage(chunk) or usage
+            text = str(chunk.content or "")
+            if not text:
+                continue
+            if first_token is None:
+                first_token = round(time.perf_counter() - started, 3)
+            pending += text
+            ready, pending = _complete_part(pending)
+            for prefix, raw, ends_line in split_units(ready) if ready else ():
+                yield from handle(prefix, raw, ends_line or ready.endswith("\n"))
+            if refused:
+                break  # the model says the sources lack the answer: stop generating
+    finally:
+        close = getattr(stream, "close", None)
+        if close:
+            close()
+    if not refused and pending.strip():
+        for prefix, raw, ends_line in split_units(pending):
+            yield from handle(prefix, raw, ends_line)
+    for number in sorted(set(checker.invalid_markers)):
+        dropped.append(Dropped(f"[{number}]", "cites a source number that was not given"))
+
+    if refused or not kept:
+        yield ABSTAIN_TEXT
+        yield finish(ABSTAIN_TEXT, None, True, first_token, usage)
+        return
+    yield finish("".join(kept).strip(), render, False, first_token, usage)
+
+
+def _complete_part(text: str) -> tuple[str, str]:
+    """Split streamed text into the part made of finished sentences and the rest."""
+    if "\n" in text:
+        head, _, tail = text.rpartition("\n")
+        return head + "\n", tail
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return "", text
+    last = sentences[-1]
+    cut = text.rfind(last)
+    return text[:cut], text[cut:]
+
+
+_DEPENDENT = re.compile(
+    r"\b(?:it|its|they|them|their|this|that|these|those|the (?:method|paper|model|approach|"
+    r"framework|work|authors|dataset|algorithm|same|first|second|other|latter|former))\b",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
+
+
+def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
+    """A follow-up that leans on the conversation (and names no method of its own)."""
+    return bool(history) and bool(_DEPENDENT.search(question)) and not _NAMED.search(question)

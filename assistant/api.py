@@ -1,0 +1,199 @@
+"""The public API: an injectable ``Assistant`` and a thin ``ask()``."""
+
+from __future__ import annotations
+
+import threading
+import time
+import unicodedata
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from assistant.config import Settings
+from assistant.errors import AssistantError, InputError
+from assistant.types import Answer, Source
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable
+
+    from assistant.retrieval import HybridRetriever
+    from assistant.store import PaperInfo, Store
+
+History = Sequence[tuple[str, str]]
+
+
+def clean_question(question: str) -> str:
+    """The question without control characters and surplus whitespace; empty is an error."""
+    if not isinstance(question, str):
+        raise InputError("the question must be text")
+    text = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in question
+    )
+    text = " ".join(text.split())
+    if not text:
+        raise InputError("the question is empty; ask something about the indexed papers")
+    return text
+
+
+class Assistant:
+    """Question answering over the indexed papers; every part can be injected.
+
+    Parts left ``None`` are built from ``settings`` when first needed, so creating an
+    Assistant is cheap and tests can pass fakes for the model, embeddings or store.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        llm: BaseChatModel | None = None,
+        embeddings: Embeddings | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self._llm = llm
+        self._embeddings = embeddings
+        self._store = store
+        self._build_lock = threading.RLock()
+
+    # Parts -------------------------------------------------------------------------
+    @property
+    def embeddings(self) -> Embeddings:
+        with self._build_lock:
+            if self._embeddings is None:
+                from assistant.embeddings import build_embeddings
+
+                self._embeddings = build_embeddings(self.settings)
+            return self._embeddings
+
+    @property
+    def store(self) -> Store:
+        with self._build_lock:
+            if self._store is None:
+                from assistant.store import open_store
+
+                self._store = open_store(self.settings, self.embeddings)
+            return self._store
+
+    @property
+    def llm(self) -> BaseChatModel:
+        with self._build_lock:
+            if self._llm is None:
+                from assistant.llm import build_llm
+
+                self._llm = build_llm(self.settings)
+            return self._llm
+
+    @cached_property
+    def retriever(self) -> HybridRetriever:
+        from assistant.retrieval import HybridRetriever
+
+        return HybridRetriever(self.store)
+
+    @cached_property
+    def _encoding(self) -> Any:
+        from assistant.tokens import encoding
+
+        return encoding(self.settings.cache_path())
+
+    # Operations ----------------------------------------------------------------------
+    def papers(self) -> list[PaperInfo]:
+        """Every indexed paper."""
+        return self.store.papers()
+
+    def retrieve(self, question: str, k: int | None = None) -> list[Source]:
+        """The ``k`` papers most relevant to ``question``, best first, one entry per paper."""
+        return self.retriever.retrieve(clean_question(question), k or self.settings.k)
+
+    def ask(self, question: str, history: History | None = None, k: int | None = None) -> Answer:
+        """Answer ``question`` (a follow-up when ``history`` is given) with checked citations."""
+        answer = None
+        for piece in self.stream(question, history=history, k=k):
+            if isinstance(piece, Answer):
+                answer = piece
+        assert answer is not None
+        return answer
+
+    def stream(
+        self, question: str, history: History | None = None, k: int | None = None
+    ) -> Iterator[str | Answer]:
+        """Checked pieces of the answer as they come, then the final ``Answer``."""
+        from assistant.answer import AnswerConfig, generate
+        from assistant.llm import model_failure, model_label
+        from assistant.tokens import truncate
+
+        started = time.perf_counter()
+        text = clean_question(question)
+        warnings = []
+        text, cut = truncate(self._encoding, text, self.settings.question_tokens)
+        if cut:
+            warnings.append(
+                f"the question was cut to its first {self.settings.question_tokens} tokens"
+            )
+        standalone = self.rewrite(text, history or [])
+        sources = self.retriever.retrieve(standalone, k or self.settings.k)
+        retrieved = time.perf_counter() - started
+        config = AnswerConfig(context_tokens=self.settings.context_tokens)
+        try:
+            yield from generate(
+                standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
+                vectors=self._passage_vectors, enc=self._encoding, config=config,
+                model=model_label(self.llm), warnings=warnings, started=started,
+                retrieve_seconds=retrieved,
+            )
+        except AssistantError:
+            raise
+        except Exception as exc:
+            failure = model_failure(exc, self.settings)
+            if failure is None:
+                raise
+            raise failure from exc
+
+    def rewrite(self, question: str, history: History) -> str:
+        """A follow-up made standalone by the model; other questions are returned as they are."""
+        from assistant.answer import needs_rewrite
+
+        if not needs_rewrite(question, history):
+            return question
+        from langchain_core.messages import HumanMessage
+
+        from assistant.prompts import load_prompt
+
+        turns = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in list(history)[-3:])
+        prompt = load_prompt("rewrite").format(history=turns, question=question)
+        reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=60)
+        rewritten = " ".join(str(reply.content).strip().strip('"').split())
+        return rewritten.splitlines()[0] if rewritten else question
+
+    def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
+        from assistant.store import embed_text
+
+        return self.embeddings.embed_documents([embed_text(source.title, p) for p in passages])
+
+    # LangChain -------------------------------------------------------------------------
+    def as_retriever(self, k: int | None = None) -> BaseRetriever:
+        """A LangChain retriever over this assistant's hybrid retrieval."""
+        from assistant.langchain import AssistantRetriever
+
+        return AssistantRetriever(assistant=self, k=k or self.settings.k)
+
+    def as_runnable(self) -> Runnable[str, Answer]:
+        """A LangChain Runnable: question in, Answer out."""
+        from langchain_core.runnables import RunnableLambda
+
+        return RunnableLambda(lambda question: self.ask(question), name="assistant")
+
+
+_default: dict[Settings, Assistant] = {}
+_default_lock = threading.Lock()
+
+
+def ask(question: str, history: History | None = None, settings: Settings | None = None) -> Answer:
+    """Answer one question with default (or given) settings; the model is loaded once."""
+    settings = settings or Settings()
+    with _default_lock:
+        assistant = _default.setdefault(settings, Assistant(settings))
+    return assistant.ask(question, history=history)

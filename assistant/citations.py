@@ -1,0 +1,199 @@
+"""Citations the system owns: map [n] to papers, check each sentence against its passage."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from assistant.chunking import split_sentences
+from assistant.lexical import stem, terms
+from assistant.types import Dropped, Source
+
+_MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
+_CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
+_REFUSAL = re.compile(
+    r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't|can\s+not|unable\s+to|no\s+(?:information|mention|"
+    r"details?|data))\b.*\b(?:cover|mention|provide|contain|include|specify|state|say|discuss|"
+    r"answer|information|describe|list|report|determine|know)|\bnot\s+(?:mentioned|provided|"
+    r"specified|covered|stated|available|listed|reported|included|given)\b",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# Capitalised words that name nothing in particular.
+_PLAIN = frozenset(
+    """The This That These Those They Their Its It In On For With By From And But Or As At To
+    We Our Both Each Most Some Such When While Which What Who How Also However Moreover
+    Furthermore Additionally Finally First Second Third Overall Specifically Source Sources
+    Paper Papers Answer Question Yes No Based According""".split()
+)
+
+
+# Question words an answer may repeat without the source using them.
+_GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
+    shows improve improves introduce introduces propose proposes train trains evaluate report
+    present presents study address reach obtain get make do describe mean means stand stands
+    call called name named aim goal main key idea contribution problem result results help allow
+    enable tackle solve handle focus type kind explain tell give compare""".split())
+
+
+def normalise(text: str) -> str:
+    text = text.replace("\\%", "%").replace("\u2013", "-").replace("\u2014", "-")
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
+
+
+def key_terms(sentence: str) -> set[str]:
+    """Numbers and names (methods, datasets, people, places) that a source must contain."""
+    found = {n.replace(",", "") for n in _NUMBER.findall(sentence)}
+    found |= {n.strip("-") for n in _NAME.findall(sentence) if len(n.strip("-")) > 1}
+    found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
+    return {t for t in found if t}
+
+
+def is_refusal(sentence: str) -> bool:
+    """The model saying the sources do not answer the question."""
+    return bool(_REFUSAL.search(sentence))
+
+
+def cited_numbers(sentence: str) -> list[int]:
+    """The [n] markers in a sentence, in order ([1, 2] and [1-3] included)."""
+    numbers: list[int] = []
+    for group in _MARKER.findall(sentence):
+        for part in re.split(r"\s*[,;]\s*", group):
+            bounds = re.split(r"\s*[–-]\s*", part)
+            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
+                low, high = int(bounds[0]), int(bounds[1])
+                numbers += list(range(low, min(high, low + 20) + 1))
+            elif part.isdigit():
+                numbers.append(int(part))
+    return list(dict.fromkeys(numbers))
+
+
+def strip_markers(sentence: str) -> str:
+    return _MARKER.sub("", sentence).strip()
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A numbered source as the model saw it, with vectors of its passages."""
+
+    number: int
+    source: Source
+    passages: tuple[str, ...]
+    vectors: tuple[Sequence[float], ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.passages)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check made of one sentence."""
+
+    sentence: str
+    numbers: tuple[int, ...] = ()  # prompt numbers of the supporting sources
+    passages: tuple[str, ...] = ()
+    dropped: Dropped | None = None
+    refusal: bool = False
+    pointer: bool = False  # the model gave source numbers alone
+
+
+def _display(source: Source) -> str:
+    return f"{source.title} (derived title)" if source.title_derived else source.title
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
+@dataclass
+class CitationChecker:
+    """Checks sentences against the numbered evidence.
+
+    A sentence is supported by a source when every number and name in it appears in the
+    source's title or passages, and its meaning is close to one of those passages (cosine
+    at least ``threshold``, or most of its content words found there).
+    """
+
+    evidence: Sequence[Evidence]
+    embed: Callable[[str], Sequence[float]]
+    question: str = ""
+    threshold: float = 0.35
+    overlap: float = 0.6
+    invalid_markers: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._asked = set(terms(self.question)) - _GENERIC
+
+    def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
+        haystack = normalise(f"{item.source.title} {item.text}")
+        missing = [t for t in key_terms(sentence) if normalise(t) not in haystack]
+        if missing:
+            return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
+        words = set(terms(sentence))
+        source_words = set(terms(haystack))
+        # Words of the question that the sentence repeats but the source never uses: the
+        # sentence claims what the question asked for, and the source does not say it.
+        echoed = (words & self._asked) - source_words
+        if echoed:
+            return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
+        scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
+        best, passage = max(scores) if scores else (0.0, item.text)
+        shared = len(words & source_words) / len(words) if words else 0.0
+        if best >= self.threshold or shared >= self.overlap:
+            return max(best, shared), passage, ""
+        return 0.0, "", f"not close to the source (similarity {best:.2f})"
+
+    def check(self, raw: str) -> Verdict:
+        """Keep, re-attribute or drop one sentence of the model's answer."""
+        numbers = cited_numbers(raw)
+        valid = {e.number for e in self.evidence}
+        self.invalid_markers += [n for n in numbers if n not in valid]
+        sentence = strip_markers(raw)
+        if not sentence.strip("*_#-:;,. "):
+            pointed = [e for e in self.evidence if e.number in numbers]
+            if pointed:  # the model answered with source numbers alone: name those papers
+                return Verdict(
+                    "; ".join(_display(e.source) for e in pointed) + ".",
+                    tuple(e.number for e in pointed), tuple(e.passages[0] for e in pointed),
+                    pointer=True,
+                )
+            return Verdict(sentence, dropped=Dropped(sentence, "empty"))
+        if is_refusal(sentence):
+            return Verdict(sentence, refusal=True)
+        if len(terms(sentence)) < 2:
+            return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
+        vector = self.embed(sentence)
+        results = {e.number: (e, self._supports(e, sentence, vector)) for e in self.evidence}
+        cited = [n for n in numbers if n in results and results[n][1][0] > 0]
+        if cited:
+            return Verdict(sentence, tuple(cited), tuple(results[n][1][1] for n in cited))
+        ranked = sorted(results.values(), key=lambda r: -r[1][0])
+        if ranked and ranked[0][1][0] > 0:
+            item, (_, passage, _) = ranked[0]
+            return Verdict(sentence, (item.number,), (passage,))
+        reasons = [results[n][1][2] for n in numbers if n in results] or [
+            r[1][2] for r in ranked[:1]
+        ]
+        reason = reasons[0] if reasons else "no source to check against"
+        return Verdict(sentence, dropped=Dropped(sentence, reason))
+
+
+def split_units(text: str) -> Iterator[tuple[str, str, bool]]:
+    """(bullet prefix, sentence, ends a line) for each sentence of the model's text."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in lines:
+        match = _BULLET.match(line)
+        prefix = match.group(0).strip() + " " if match else ""
+        body = line[match.end():] if match else line
+        # a citation marker after the full stop belongs to the sentence before it
+        body = re.sub(r"([.!?])(\s*\[[^\]]+\])", r"\2\1", body)
+        sentences = split_sentences(body.strip())
+        for i, sentence in enumerate(sentences):
+            yield (prefix if i == 0 else ""), sentence, i == len(sentences) - 1

@@ -1,0 +1,189 @@
+"""The command line: parse, call the library, print. Heavy imports happen per command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assistant",
+        description="Answers questions about paper abstracts, citing paper titles. "
+        "Offline by default; set OPENAI_API_KEY / OPENAI_BASE_URL to use a model server.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version="assistant 0.1.0")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    index = commands.add_parser("index", help="index abstracts (default: the bundled ICLR 2026 set)")
+    index.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                       help=".txt, .jsonl or .csv files, titles .tsv, or folders")
+    index.add_argument("--rebuild", action="store_true", help="drop the index and build it anew")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    papers = commands.add_parser("papers", help="list the indexed papers")
+    papers.add_argument("--json", action="store_true", help="print a JSON list")
+
+    ask = commands.add_parser("ask", help="answer one question with cited titles")
+    ask.add_argument("question", help="the question, in quotes")
+    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    ask.add_argument("--model", help="model name on an OpenAI-compatible server")
+    ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
+    return parser
+
+
+def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
+    from pydantic import ValidationError
+
+    from assistant.config import Settings
+    from assistant.errors import ConfigurationError
+
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if args.debug:
+        values["debug"] = True
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"ASSISTANT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigurationError(f"bad setting: {problems}") from None
+
+
+def _secret_free(text: str) -> str:
+    """Any API key from the environment, masked."""
+    for name in ("OPENAI_API_KEY",):
+        secret = os.environ.get(name)
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _print_json(data: Any) -> None:
+    print(_secret_free(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from assistant.indexing import build_index
+
+    settings = _settings(args)
+    progress_bar = None
+    if not args.json and sys.stderr.isatty():
+        from rich.progress import Progress
+
+        progress_bar = Progress(transient=True)
+    task = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal task
+        if progress_bar is None:
+            return
+        if task is None:
+            progress_bar.start()
+            task = progress_bar.add_task("Embedding chunks", total=total)
+        progress_bar.update(task, completed=done)
+
+    try:
+        report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
+    finally:
+        if progress_bar is not None and task is not None:
+            progress_bar.stop()
+    if args.json:
+        _print_json(report.as_dict())
+    else:
+        print(
+            f"Indexed {report.papers} papers ({report.chunks} chunks) in {report.seconds:.1f} s: "
+            f"{report.added} added, {report.updated} updated, {report.removed} removed, "
+            f"{report.unchanged} unchanged. Store: {report.location}"
+        )
+    return 0
+
+
+def cmd_papers(args: argparse.Namespace) -> int:
+    from assistant.api import Assistant
+
+    papers = Assistant(_settings(args)).papers()
+    if args.json:
+        _print_json([
+            {k: v for k, v in p.as_dict().items() if k != "abstract"} for p in papers
+        ])
+        return 0
+    for number, paper in enumerate(papers, start=1):
+        ids = f"arXiv {paper.arxiv_id}" if paper.arxiv_id else (
+            f"OpenReview {paper.openreview_id}" if paper.openreview_id else "no id")
+        print(f"{number:3d}. {paper.display_title}  [{ids}]")
+    print(f"{len(papers)} papers ({sum(p.title_derived for p in papers)} with a derived title)")
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from assistant.api import Assistant
+    from assistant.types import Answer
+
+    settings = _settings(args, model=args.model)
+    if args.model and not settings.uses_openai():
+        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
+              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    assistant = Assistant(settings)
+    answer: Answer | None = None
+    streamed = False
+    for piece in assistant.stream(args.question, k=args.k):
+        if isinstance(piece, Answer):
+            answer = piece
+        elif not args.json:
+            print(piece, end="", flush=True)
+            streamed = True
+    assert answer is not None
+    if args.json:
+        _print_json(answer.to_dict())
+        return 0
+    if streamed:
+        print()
+    for warning in answer.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if answer.citations:
+        print("\n" + answer.references)
+    return 0
+
+
+COMMANDS = {"index": cmd_index, "papers": cmd_papers, "ask": cmd_ask}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    debug = args.debug or os.environ.get("ASSISTANT_DEBUG", "").lower() in ("1", "true", "yes")
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one place errors become messages
+        from assistant.errors import AssistantError
+
+        if debug:
+            import traceback
+
+            print(_secret_free(traceback.format_exc()), file=sys.stderr, end="")
+        if isinstance(exc, AssistantError):
+            message = str(exc)
+        else:
+            message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for details)"
+        print(f"error: {_secret_free(message)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

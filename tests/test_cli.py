@@ -1,0 +1,87 @@
+"""The real command line, in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, run_cli
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    script = (
+        "import sys, runpy; sys.argv = ['assistant', '--help']\n"
+        "try:\n    runpy.run_module('assistant', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = [m for m in ('chromadb', 'langchain_core', 'onnxruntime', 'llama_cpp', 'pydantic')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert "usage: assistant" in result.stdout
+    assert "HEAVY []" in result.stderr
+
+
+def test_index_then_papers_json(tmp_path: Path) -> None:
+    indexed = run_cli("index", "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    report = json.loads(indexed.stdout)
+    assert report["papers"] == 38 and report["added"] == 38
+    assert {"chunks", "updated", "removed", "unchanged", "seconds"} <= report.keys()
+
+    again = json.loads(run_cli("index", "--json").stdout)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 38)
+    assert again["chunks"] == report["chunks"]
+
+    listed = run_cli("papers", "--json")
+    papers = json.loads(listed.stdout)
+    assert len(papers) == 38
+    assert sum(p["title_derived"] for p in papers) == 1
+    assert {"id", "title", "title_derived", "arxiv_id", "openreview_id"} <= papers[0].keys()
+    glowq = next(p for p in papers if p["title"].startswith("GlowQ"))
+    assert glowq["arxiv_id"] == "2603.25385"
+
+    text = run_cli("papers")
+    assert "38 papers (1 with a derived title)" in text.stdout
+    assert "(derived title)" in text.stdout
+
+
+def test_bad_inputs_exit_nonzero_with_the_file_named(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Set\n\nR\u00e9sum\u00e9 of a paper.\n".encode("latin-1"))
+    cases = {
+        str(latin): "latin.txt:3: not valid UTF-8",
+        str(tmp_path / "missing.txt"): "missing.txt: no such file or folder",
+    }
+    for path, message in cases.items():
+        result = run_cli("index", path)
+        assert result.returncode == 1
+        assert message in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "home" / "vectorstore" / "chroma.sqlite3").exists()
+
+
+def test_commands_before_indexing_say_to_index() -> None:
+    result = run_cli("papers")
+    assert result.returncode == 1
+    assert "run `assistant index`" in result.stderr
+
+
+def test_blank_question_is_refused() -> None:
+    result = run_cli("ask", "   \t ")
+    assert result.returncode == 1
+    assert "the question is empty" in result.stderr
+
+
+def test_bad_setting_is_named() -> None:
+    result = run_cli("index", env={"ASSISTANT_K": "many"})
+    assert result.returncode == 1
+    assert "ASSISTANT_K" in result.stderr
+
+
+def test_cli_py_runs_from_a_checkout() -> None:
+    result = subprocess.run([sys.executable, "cli.py", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0
+    assert "index" in result.stdout and "ask" in result.stdout

@@ -1,0 +1,200 @@
+"""Indexing into a real Chroma folder: idempotent, changes and removals, lock, crashes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from assistant.config import Settings
+from assistant.errors import IndexBusyError, IndexMissingError
+from assistant.indexing import build_index
+from assistant.store import lock_path, open_store, writer_lock
+
+
+def write_corpus(folder: Path, abstracts: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "papers.txt"
+    path.write_text("Test Papers\n\n" + "\n\n".join(abstracts) + "\n")
+    return path
+
+
+def abstracts(n: int, salt: str = "") -> list[str]:
+    return [
+        f"We propose Method{i}{salt}, which improves task {i} by {i % 17} points. "
+        f"It uses dataset D{i} and a loss for topic {i * 3}. Experiments confirm the gains."
+        for i in range(n)
+    ]
+
+
+def chunk_state(settings: Settings, embeddings) -> dict[str, tuple]:
+    found = open_store(settings, embeddings).collection.get(include=["metadatas", "documents"])
+    return {i: (m["paper_hash"], d) for i, m, d in zip(found["ids"], found["metadatas"], found["documents"])}
+
+
+def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(12))
+    first = build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert (first.papers, first.added, first.updated, first.removed) == (12, 12, 0, 0)
+    before = chunk_state(settings, fake_embeddings)
+
+    calls = []
+    class Counting(DeterministicFakeEmbedding):
+        def embed_documents(self, texts):
+            calls.append(len(texts))
+            return super().embed_documents(texts)
+
+    again = build_index(settings, [corpus], embeddings=Counting(size=384))
+    assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 12)
+    assert calls == []
+    assert again.chunks == first.chunks
+    assert chunk_state(settings, fake_embeddings) == before
+
+
+def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_embeddings, tmp_path) -> None:
+    texts = abstracts(6)
+    corpus = write_corpus(tmp_path / "c", texts)
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    long_text = texts[0] + " " + " ".join(f"Extra finding {i} holds on benchmark B{i}." for i in range(40))
+    write_corpus(tmp_path / "c", [long_text, *texts[1:5]])  # one changed, one removed
+    report = build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert (report.added, report.removed, report.unchanged) == (1, 1, 4)  # a new text: a new id
+    store = open_store(settings, fake_embeddings)
+    ids = {p.id for p in store.papers()}
+    assert len(ids) == 5
+    documents = store.collection.get(include=["documents"])["documents"]
+    assert not any(texts[5][:30] in d for d in documents)
+    assert any("Extra finding 39" in d for d in documents)
+
+
+def test_new_title_for_same_abstract_updates_in_place(settings, fake_embeddings, tmp_path) -> None:
+    folder = tmp_path / "c"
+    write_corpus(folder, abstracts(3))
+    build_index(settings, [folder], embeddings=fake_embeddings)
+    (folder / "titles.tsv").write_text("file\tordinal\ttitle\npapers.txt\t2\tMethod1: a named paper\n")
+    report = build_index(settings, [folder], embeddings=fake_embeddings)
+    assert (report.added, report.updated, report.unchanged) == (0, 1, 2)
+    titles = {p.title for p in open_store(settings, fake_embeddings).papers()}
+    assert "Method1: a named paper" in titles
+
+
+def test_bad_file_leaves_the_index_untouched(settings, fake_embeddings, tmp_path) -> None:
+    good = write_corpus(tmp_path / "c", abstracts(4))
+    build_index(settings, [good], embeddings=fake_embeddings)
+    before = chunk_state(settings, fake_embeddings)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"abstract": "fine"}\n{oops\n')
+    with pytest.raises(Exception, match="bad.jsonl:2"):
+        build_index(settings, [good, bad], embeddings=fake_embeddings)
+    assert chunk_state(settings, fake_embeddings) == before
+
+
+def test_second_indexer_is_refused(settings, fake_embeddings, tmp_path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(2))
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    with writer_lock(lock_path(settings)):
+        with pytest.raises(IndexBusyError, match="another `assistant index`"):
+            build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert build_index(settings, [corpus], embeddings=fake_embeddings).unchanged == 2
+
+
+def test_second_indexer_process_fails_fast(settings, fake_embeddings, tmp_path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(2))
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    with writer_lock(lock_path(settings)):
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "assistant", "index", str(corpus)], capture_output=True,
+            text=True, env={**os.environ, "ASSISTANT_HOME": str(settings.home)}, timeout=300,
+        )
+        elapsed = time.monotonic() - started
+    assert result.returncode == 1
+    assert "another `assistant index` is writing" in result.stderr
+    assert elapsed < 120  # it did not wait for the lock
+
+
+def test_other_embedding_model_is_refused(settings, tmp_path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(2))
+    build_index(settings, [corpus], embeddings=DeterministicFakeEmbedding(size=384))
+
+    class Other(DeterministicFakeEmbedding):
+        name = "other-model"
+
+    with pytest.raises(IndexMissingError, match="assistant index --rebuild"):
+        open_store(settings, Other(size=384))
+    with pytest.raises(IndexMissingError, match="assistant index --rebuild"):
+        build_index(settings, [corpus], embeddings=Other(size=384))
+    report = build_index(settings, [corpus], embeddings=Other(size=384), rebuild=True)
+    assert report.added == 2
+
+
+def test_dimension_mismatch_is_refused(settings, tmp_path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(2))
+    build_index(settings, [corpus], embeddings=DeterministicFakeEmbedding(size=384))
+
+    class Wider(DeterministicFakeEmbedding):
+        dimension = 768
+
+    with pytest.raises(IndexMissingError, match="384-dimensional"):
+        open_store(settings, Wider(size=768))
+
+
+def test_missing_index_says_to_run_index(settings, fake_embeddings) -> None:
+    with pytest.raises(IndexMissingError, match="run `assistant index`"):
+        open_store(settings, fake_embeddings)
+
+
+KILLABLE = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from assistant.config import Settings
+    from assistant.indexing import build_index
+
+    class Slow(DeterministicFakeEmbedding):
+        def embed_documents(self, texts):
+            time.sleep(0.3)
+            return super().embed_documents(texts)
+
+    def progress(done, total):
+        print(done, total, flush=True)
+
+    build_index(Settings(home=Path(sys.argv[1])), [Path(sys.argv[2])],
+                embeddings=Slow(size=384), progress=progress)
+    """
+)
+
+
+def test_kill_9_mid_index_then_rerun_is_consistent(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(900))
+    home = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE, str(home), str(corpus)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline().split()  # at least one batch was written
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert first and int(first[0]) < int(first[1])
+
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+    fake = DeterministicFakeEmbedding(size=384)
+    resumed = build_index(Settings(home=home), [corpus], embeddings=fake)
+    clean = build_index(Settings(home=tmp_path / "clean"), [corpus], embeddings=fake)
+    assert resumed.unchanged > 0  # the killed run's work was kept
+    assert resumed.chunks == clean.chunks
+    ids = open_store(Settings(home=home), fake).collection.get()["ids"]
+    assert len(ids) == len(set(ids)) == clean.chunks
+    again = build_index(Settings(home=home), [corpus], embeddings=fake)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 900)
