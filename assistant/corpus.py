@@ -36,6 +36,8 @@ class Paper:
     external_id: str | None = None
     authors: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    slot: str = ""  # where the paper sits (file and position, or its own id): a changed
+    # abstract in the same slot is the same paper, updated
 
     @property
     def display_title(self) -> str:
@@ -257,6 +259,7 @@ def load_papers(paths: Iterable[Path]) -> list[Paper]:
             external_id=meta.get("id") or None,
             authors=record.lists.get("authors", ()),
             keywords=record.lists.get("keywords", ()),
+            slot=meta.get("id") or f"{record.file}#{record.ordinal or record.source.rsplit(':', 1)[-1]}",
         )
         previous = papers.get(paper.id)
         if previous is None or (previous.title_derived and not paper.title_derived):

@@ -200,7 +200,8 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
         else:
             collection = client.get_collection(settings.collection, embedding_function=None)
     except Exception as exc:
-        if not create and "does not exist" in str(exc).lower() or "not found" in str(exc).lower():
+        text = str(exc).lower()
+        if not create and ("does not exist" in text or "not found" in text):
             raise IndexMissingError(
                 f"No collection '{settings.collection}' at {location} - run `assistant index` first"
             ) from exc
@@ -245,7 +246,7 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "n_chunks": n_chunks, "tokens": chunk.tokens,
         "chunk_hash": chunk.hash, "paper_hash": paper.content_hash, "title": paper.title,
-        "title_derived": paper.title_derived, "source": paper.source,
+        "title_derived": paper.title_derived, "source": paper.source, "slot": paper.slot,
     }
     for key in ("arxiv_id", "openreview_id", "url", "collection"):
         if getattr(paper, key):
@@ -278,11 +279,12 @@ def index_papers(
     found = store.collection.get(include=["metadatas"])
     for chunk_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
         entry = existing.setdefault(
-            str(meta.get("paper_id")), {"ids": set(), "hashes": set(), "n": None}
+            str(meta.get("paper_id")), {"ids": set(), "hashes": set(), "n": None, "slot": None}
         )
         entry["ids"].add(chunk_id)
         entry["hashes"].add(meta.get("paper_hash"))
         entry["n"] = meta.get("n_chunks")
+        entry["slot"] = meta.get("slot")
 
     wanted = {p.id for p in papers}
     todo: list[tuple[Paper, list[Chunk], bool]] = []
@@ -319,10 +321,13 @@ def index_papers(
         if progress:
             progress(done, total)
 
-    removed = sum(1 for pid in existing if pid not in wanted)
-    if todo or removed:
+    gone_slots = {e["slot"] for pid, e in existing.items() if pid not in wanted and e["slot"]}
+    # A new text where a removed one sat is that paper, changed: count it as updated.
+    replaced = sum(1 for p, _, was_there in todo if not was_there and p.slot in gone_slots)
+    removed = sum(1 for pid in existing if pid not in wanted) - replaced
+    if todo or removed or replaced:
         _stamp(store)
-    added = sum(1 for _, _, was_there in todo if not was_there)
+    added = sum(1 for _, _, was_there in todo if not was_there) - replaced
     return IndexReport(
         papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
         removed=removed, unchanged=unchanged, seconds=round(time.perf_counter() - started, 3),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 
+_MAX_FUZZY = 2000  # rows matched by title words when their file and ordinal do not fit
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*")
 _STOP = frozenset(
     """a an and are as at be by for from in into is it its of on or our that the their this
@@ -30,15 +32,28 @@ def _stem(word: str) -> str:
 
 
 def _content_words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and len(w) > 2}
+    words = set()
+    for word in _WORD.findall(text):
+        for part in {word, *word.split("-")}:
+            if part.lower() not in _STOP and len(part) > 2:
+                words.add(_stem(part))
+    return words
 
 
-def title_support(title: str, abstract: str) -> float:
-    """Share of the title's content words that the abstract also uses (0 to 1)."""
+def title_support(title: str, abstract: str, weight: dict[str, float] | None = None) -> float:
+    """Share of the title's content words that the abstract also uses (0 to 1), each word
+    weighted by its rarity when ``weight`` is given."""
     words = _content_words(title)
     if not words:
         return 0.0
-    return len(words & _content_words(abstract)) / len(words)
+    w = weight or {}
+    total = sum(w.get(x, 1.0) for x in words)
+    return sum(w.get(x, 1.0) for x in words & _content_words(abstract)) / total
+
+
+def _rarity(texts: list[str]) -> dict[str, float]:
+    counts: Counter[str] = Counter(word for text in texts for word in _content_words(text))
+    return {word: math.log(1 + len(texts) / count) for word, count in counts.items()}
 
 
 def _fits_elsewhere(title: str, index: int, records: list[tuple[str, int | None, str]]) -> bool:
@@ -55,10 +70,10 @@ def match_sidecar(
 ) -> dict[int, dict[str, str]]:
     """Map record index to its sidecar row.
 
-    A row names its abstract by file and ordinal; that match is taken when the title fits
-    the abstract (or the row has no title). Rows left over, say after a file was renamed or
-    re-ordered, are matched by how well their title fits an abstract, only when the best fit
-    is clear.
+    A row names its abstract by file and ordinal; that match is taken unless the title
+    clearly fits another abstract. Rows left over, say after a file was renamed or
+    re-ordered, are matched by how well their title's rarer words fit an abstract, most
+    confident first, and only where the best fit is clear.
     """
     by_key = {(r, o): i for i, (r, o, _) in enumerate(records) if o is not None}
     matched: dict[int, dict[str, str]] = {}
@@ -76,18 +91,29 @@ def match_sidecar(
             matched[index] = row
         elif title:
             leftover.append(row)
-    for row in leftover:
-        scores = sorted(
-            ((title_support(row["title"], text), i) for i, (_, _, text) in enumerate(records)
-             if i not in matched),
-            reverse=True,
-        )
-        if not scores:
+    if not leftover or len(leftover) > _MAX_FUZZY:
+        return matched
+    weight = _rarity([text for _, _, text in records])
+    open_records = [i for i in range(len(records)) if i not in matched]
+    scores = {
+        (r, i): title_support(row["title"], records[i][2], weight)
+        for r, row in enumerate(leftover) for i in open_records
+    }
+    while scores:
+        best: dict[int, list[tuple[float, int]]] = {}
+        for (r, i), score in scores.items():
+            best.setdefault(r, []).append((score, i))
+        choices = []
+        for r, options in best.items():
+            options.sort(reverse=True)
+            margin = options[0][0] - (options[1][0] if len(options) > 1 else 0.0)
+            if options[0][0] >= 0.45 and margin >= 0.1:
+                choices.append((options[0][0], margin, r, options[0][1]))
+        if not choices:
             break
-        best, index = scores[0]
-        runner_up = scores[1][0] if len(scores) > 1 else 0.0
-        if best >= 0.5 and best - runner_up >= 0.15:
-            matched[index] = row
+        _, _, r, i = max(choices)
+        matched[i] = leftover[r]
+        scores = {key: v for key, v in scores.items() if key[0] != r and key[1] != i}
     return matched
 
 

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -48,6 +49,8 @@ def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, t
 
     calls = []
     class Counting(DeterministicFakeEmbedding):
+        name: ClassVar[str] = "DeterministicFakeEmbedding"  # the same model, counted
+
         def embed_documents(self, texts):
             calls.append(len(texts))
             return super().embed_documents(texts)
@@ -66,7 +69,7 @@ def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_em
     long_text = texts[0] + " " + " ".join(f"Extra finding {i} holds on benchmark B{i}." for i in range(40))
     write_corpus(tmp_path / "c", [long_text, *texts[1:5]])  # one changed, one removed
     report = build_index(settings, [corpus], embeddings=fake_embeddings)
-    assert (report.added, report.removed, report.unchanged) == (1, 1, 4)  # a new text: a new id
+    assert (report.added, report.updated, report.removed, report.unchanged) == (0, 1, 1, 4)
     store = open_store(settings, fake_embeddings)
     ids = {p.id for p in store.papers()}
     assert len(ids) == 5
@@ -126,7 +129,7 @@ def test_other_embedding_model_is_refused(settings, tmp_path) -> None:
     build_index(settings, [corpus], embeddings=DeterministicFakeEmbedding(size=384))
 
     class Other(DeterministicFakeEmbedding):
-        name = "other-model"
+        name: ClassVar[str] = "other-model"
 
     with pytest.raises(IndexMissingError, match="assistant index --rebuild"):
         open_store(settings, Other(size=384))
@@ -140,8 +143,9 @@ def test_dimension_mismatch_is_refused(settings, tmp_path) -> None:
     corpus = write_corpus(tmp_path / "c", abstracts(2))
     build_index(settings, [corpus], embeddings=DeterministicFakeEmbedding(size=384))
 
-    class Wider(DeterministicFakeEmbedding):
-        dimension = 768
+    class Wider(DeterministicFakeEmbedding):  # same model name, other vector size
+        name: ClassVar[str] = "DeterministicFakeEmbedding"
+        dimension: ClassVar[int] = 768
 
     with pytest.raises(IndexMissingError, match="384-dimensional"):
         open_store(settings, Wider(size=768))
@@ -156,11 +160,14 @@ KILLABLE = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
+    from typing import ClassVar
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from assistant.config import Settings
     from assistant.indexing import build_index
 
     class Slow(DeterministicFakeEmbedding):
+        name: ClassVar[str] = "DeterministicFakeEmbedding"
+
         def embed_documents(self, texts):
             time.sleep(0.3)
             return super().embed_documents(texts)
