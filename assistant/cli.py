@@ -38,6 +38,26 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
     ask.add_argument("--model", help="model name on an OpenAI-compatible server")
     ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
+
+    chat = commands.add_parser("chat", help="a conversation in the terminal, with follow-ups")
+    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    chat.add_argument("--model", help="model name on an OpenAI-compatible server")
+
+    evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
+    evaluate.add_argument("--questions", type=Path, metavar="FILE",
+                          help="question set (default: the bundled data/eval/questions.jsonl)")
+    evaluate.add_argument("--retrieval-only", action="store_true",
+                          help="score retrieval only (fast, no language model)")
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
+                          help="fail (exit 1) when METRIC is below VALUE; repeatable")
+    evaluate.add_argument("--max", action="append", default=[], metavar="METRIC=VALUE",
+                          help="fail (exit 1) when METRIC is above VALUE; repeatable")
+    evaluate.add_argument("--no-baseline", action="store_true",
+                          help="skip the LangChain-tutorial baseline")
+    evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    evaluate.add_argument("--report", type=Path, metavar="FILE",
+                          help="where to write the JSON report (default: under the cache folder)")
     return parser
 
 
@@ -155,7 +175,21 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"index": cmd_index, "papers": cmd_papers, "ask": cmd_ask}
+def cmd_chat(args: argparse.Namespace) -> int:
+    from assistant.chat import run_chat_command
+
+    return run_chat_command(_settings(args, model=args.model), k=args.k)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from assistant.evaluation import run_eval_command
+
+    return run_eval_command(_settings(args), args)
+
+
+COMMANDS = {
+    "index": cmd_index, "papers": cmd_papers, "ask": cmd_ask, "chat": cmd_chat, "eval": cmd_eval,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

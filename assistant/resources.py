@@ -27,6 +27,13 @@ def bundled_corpus_dir() -> Path:
     return Path(str(importlib.resources.files("assistant._corpus")))
 
 
+def eval_questions() -> Path:
+    """The team's evaluation question set."""
+    if _in_checkout():
+        return _CHECKOUT / "data" / "eval" / "questions.jsonl"
+    return Path(str(importlib.resources.files("assistant._eval"))) / "questions.jsonl"
+
+
 def package_data(name: str) -> Path:
     """A file shipped inside the package (``assistant/data/``)."""
     return _PACKAGE / "data" / name
