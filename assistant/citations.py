@@ -15,10 +15,13 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 _REFUSAL = re.compile(
-    r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't|can\s+not|unable\s+to|no\s+(?:information|mention|"
-    r"details?|data))\b.*\b(?:cover|mention|provide|contain|include|specify|state|say|discuss|"
-    r"answer|information|describe|list|report|determine|know)|\bnot\s+(?:mentioned|provided|"
-    r"specified|covered|stated|available|listed|reported|included|given)\b",
+    r"\b(?:sources?|papers?|abstracts?|context|documents?|passages?|provided)\b.*"
+    r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't)\b.*\b(?:cover|mention|provide|contain|"
+    r"include|specify|state|say|discuss|answer|describe|list|report|give)"
+    r"|\bnot\s+(?:mentioned|provided|specified|covered|stated|available|listed|reported|"
+    r"included|given|discussed)\b"
+    r"|\bno\s+(?:information|mention|details?|data)\b"
+    r"|\b(?:cannot|can't|unable\s+to)\s+(?:be\s+)?(?:determine|answer|find|tell)",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")

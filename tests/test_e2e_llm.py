@@ -1,0 +1,54 @@
+"""End to end with the real parts: the embedded model, the bundled index, the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import _user_cache, run_cli
+
+from assistant.api import Assistant
+from assistant.config import Settings
+
+DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
+pytestmark = pytest.mark.llm
+
+
+@pytest.fixture
+def cli_env(bundled_home) -> dict[str, str]:
+    return {"ASSISTANT_HOME": str(bundled_home), "ASSISTANT_CACHE_DIR": str(_user_cache())}
+
+
+def test_cli_answers_drpose_with_its_title(cli_env) -> None:
+    result = run_cli("ask", "What reward does DrPose maximize?", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    assert "PoseScore" in result.stdout
+    assert f"[1] {DRPOSE} (arXiv 2603.02619)" in result.stdout
+
+
+def test_cli_abstains_on_a_question_outside_the_corpus(cli_env) -> None:
+    result = run_cli("ask", "What is the capital of France?", "--json", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["abstained"] is True
+    assert data["citations"] == []
+    assert "do not cover" in data["answer"]
+
+
+def test_embedded_model_abstains_on_what_abstracts_do_not_say(bundled_home, minilm, embedded_llm) -> None:
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    for question in ("Who are the authors of GlowQ?", "What is the capital of France?"):
+        answer = assistant.ask(question)
+        assert answer.abstained, (question, answer.text, answer.dropped)
+        assert answer.citations == ()
+
+
+def test_embedded_model_answers_and_every_citation_is_retrieved(bundled_home, minilm, embedded_llm) -> None:
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    answer = assistant.ask("What does GlowQ share across groups of modules?")
+    assert not answer.abstained
+    assert answer.citations[0].title.startswith("GlowQ")
+    retrieved = {s.paper_id for s in answer.sources}
+    assert all(c.paper_id in retrieved for c in answer.citations)
+    assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
+    assert answer.timings.first_token is not None
