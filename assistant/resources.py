@@ -1,8 +1,11 @@
-"""Where bundled files (prompts, corpus, tokenizer) and default folders live."""
+"""Where bundled files (prompts, corpus, tokenizer) and default folders live.
+
+In a checkout they are the top-level folders; a wheel carries them inside the package
+(``assistant/_prompts``, ``assistant/_corpus``, ``assistant/_eval``).
+"""
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -17,21 +20,21 @@ def prompts_dir() -> Path:
     """The prompt files: ``prompts/`` in a checkout, package data in a wheel."""
     if _in_checkout():
         return _CHECKOUT / "prompts"
-    return Path(str(importlib.resources.files("assistant._prompts")))
+    return _PACKAGE / "_prompts"
 
 
 def bundled_corpus_dir() -> Path:
     """The bundled ICLR 2026 abstracts with their ``titles.tsv``."""
     if _in_checkout():
         return _CHECKOUT / "data" / "iclr2026"
-    return Path(str(importlib.resources.files("assistant._corpus")))
+    return _PACKAGE / "_corpus"
 
 
 def eval_questions() -> Path:
     """The team's evaluation question set."""
     if _in_checkout():
         return _CHECKOUT / "data" / "eval" / "questions.jsonl"
-    return Path(str(importlib.resources.files("assistant._eval"))) / "questions.jsonl"
+    return _PACKAGE / "_eval" / "questions.jsonl"
 
 
 def package_data(name: str) -> Path:
