@@ -1,10 +1,19 @@
-"""BM25 over the stored chunks, for the lexical half of hybrid retrieval."""
+"""BM25 over the stored chunks, for the lexical half of hybrid retrieval.
+
+The index is kept as flat numpy arrays (one row per term occurrence, grouped by term) with
+each occurrence's BM25 weight precomputed, so a query is a few vectorised additions, and
+the index can be saved next to the store and loaded in milliseconds.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -17,13 +26,12 @@ _STOP = frozenset(
     with would you your paper papers study propose proposes proposed method approach use
     uses used""".split()
 )
-
-
 _SUFFIXES = (("ations", "at"), ("ation", "at"), ("ings", ""), ("ing", ""), ("ies", "y"),
              ("ied", "y"), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""),
              ("e", ""))
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A crude suffix-stripping stem: 'calibrates', 'calibrated', 'calibration' -> 'calibrat'."""
     if word.endswith("ss"):
@@ -40,30 +48,71 @@ def terms(text: str) -> list[str]:
 
 
 class BM25:
-    """Okapi BM25 with an inverted index; ``search`` returns (document index, score)."""
+    """Okapi BM25; ``search`` returns (document index, score), best first."""
 
-    def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        lengths = []
-        for index, document in enumerate(documents):
-            counts = Counter(terms(document))
-            lengths.append(sum(counts.values()))
-            for term, tf in counts.items():
-                self.postings[term].append((index, tf))
-        self.lengths = lengths
-        self.size = len(documents)
-        self.average = (sum(lengths) / len(lengths)) if lengths else 1.0
+    def __init__(self, vocabulary: dict[str, int], offsets: np.ndarray, documents: np.ndarray,
+                 weights: np.ndarray, size: int) -> None:
+        self.vocabulary = vocabulary
+        self.offsets = offsets
+        self.documents = documents
+        self.weights = weights
+        self.size = size
 
-    def idf(self, term: str) -> float:
-        df = len(self.postings.get(term, ()))
-        return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+    @classmethod
+    def build(cls, texts: list[str], k1: float = 1.2, b: float = 0.75) -> BM25:
+        counts = [Counter(terms(text)) for text in texts]
+        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float32)
+        average = float(lengths.mean()) if len(lengths) else 1.0
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for index, counter in enumerate(counts):
+            for term, tf in counter.items():
+                postings.setdefault(term, []).append((index, tf))
+        vocabulary: dict[str, int] = {}
+        offsets = [0]
+        documents: list[int] = []
+        weights: list[float] = []
+        for term, entries in postings.items():
+            vocabulary[term] = len(vocabulary)
+            idf = math.log(1 + (len(texts) - len(entries) + 0.5) / (len(entries) + 0.5))
+            for index, tf in entries:
+                norm = k1 * (1 - b + b * lengths[index] / average)
+                documents.append(index)
+                weights.append(idf * tf * (k1 + 1) / (tf + norm))
+            offsets.append(len(documents))
+        return cls(vocabulary, np.array(offsets, dtype=np.int64),
+                   np.array(documents, dtype=np.int32), np.array(weights, dtype=np.float32),
+                   len(texts))
 
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
-        scores: dict[int, float] = defaultdict(float)
+        scores = np.zeros(self.size, dtype=np.float32)
         for term in set(terms(query)):
-            idf = self.idf(term)
-            for index, tf in self.postings.get(term, ()):
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
-                scores[index] += idf * tf * (self.k1 + 1) / (tf + norm)
-        return sorted(scores.items(), key=lambda item: -item[1])[:n]
+            row = self.vocabulary.get(term)
+            if row is None:
+                continue
+            start, end = self.offsets[row], self.offsets[row + 1]
+            scores += np.bincount(self.documents[start:end], self.weights[start:end],
+                                  minlength=self.size).astype(np.float32)
+        hits = np.flatnonzero(scores)
+        if not len(hits):
+            return []
+        if len(hits) > n:
+            hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
+        hits = hits[np.argsort(-scores[hits], kind="stable")]
+        return [(int(i), float(scores[i])) for i in hits]
+
+    def save(self, path: Path) -> None:
+        """Write the index (atomically) for a later process to load."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, terms=np.array("\n".join(terms_sorted)), offsets=self.offsets,
+                 documents=self.documents, weights=self.weights, size=np.array([self.size]))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> BM25:
+        data = np.load(path, allow_pickle=False)
+        words = str(data["terms"]).split("\n") if data["size"][0] else []
+        vocabulary = {t: i for i, t in enumerate(words)}
+        return cls(vocabulary, data["offsets"], data["documents"], data["weights"],
+                   int(data["size"][0]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
@@ -38,17 +39,38 @@ class HybridRetriever:
         with self._lock:
             if self._lexical is None or self._lexical.version != version:
                 ids, texts, metas = self.store.all_chunks()
-                documents = [embed_text(m.get("title", ""), t) for t, m in zip(texts, metas, strict=True)]
-                self._lexical = _Lexical(version, ids, texts, metas, BM25(documents))
+                self._lexical = _Lexical(version, ids, texts, metas, self._bm25(version, texts, metas))
             return self._lexical
+
+    def _bm25(self, version: str, texts: list[str], metas: list[dict[str, Any]]) -> BM25:
+        """The BM25 index for this version of the collection, from disk when saved before."""
+        folder = self.store.cache_dir
+        path = folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.npz" if folder else None
+        if path is not None and path.is_file():
+            try:
+                index = BM25.load(path)
+                if index.size == len(texts):
+                    return index
+            except (OSError, ValueError, KeyError):
+                pass  # damaged or from another version of the code: build it again
+        documents = [embed_text(m.get("title", ""), t) for t, m in zip(texts, metas, strict=True)]
+        index = BM25.build(documents)
+        if path is not None:
+            try:
+                for old in path.parent.glob("*.npz"):
+                    old.unlink()
+                index.save(path)
+            except OSError:
+                pass  # a read-only store still answers; the index is rebuilt next time
+        return index
 
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""
-        if not question.strip() or self.store.count() == 0:
+        lexical = self._lexical_index()
+        if not question.strip() or not lexical.ids:
             return []
         vector = self.store.embeddings.embed_query(question)
-        dense = self.store.query(vector, _CANDIDATES)
-        lexical = self._lexical_index()
+        dense = self.store.query(vector, _CANDIDATES, total=len(lexical.ids))
         bm25 = lexical.bm25.search(question, _CANDIDATES)
 
         chunks: dict[str, tuple[str, dict[str, Any]]] = {}

@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -74,17 +74,28 @@ class Store:
     embeddings: Embeddings
     location: str
     client: Any = None
+    cache_dir: Path | None = None  # where derived indexes (BM25) are kept
+    _version: tuple[float, str] | None = field(default=None, repr=False)
 
     def count(self) -> int:
         return int(self.collection.count())
 
-    def version(self) -> str:
-        """Changes whenever an indexing run changes the collection."""
+    def version(self, max_age: float = 1.0) -> str:
+        """Changes whenever an indexing run changes the collection.
+
+        Read from the store at most once per ``max_age`` seconds: another process may have
+        re-indexed since we opened it, and a retrieval sees that within a second.
+        """
+        now = time.monotonic()
+        if self._version is not None and now - self._version[0] < max_age:
+            return self._version[1]
         collection = self.collection
-        if self.client is not None:  # another process may have re-indexed since we opened it
+        if self.client is not None:
             collection = self.client.get_collection(collection.name, embedding_function=None)
         metadata = collection.metadata or {}
-        return f"{metadata.get('index_version', '')}:{self.count()}"
+        version = f"{metadata.get('index_version', '')}_{self.count()}"
+        self._version = (now, version)
+        return version
 
     def papers(self) -> list[PaperInfo]:
         """Every paper in the index, in title order."""
@@ -97,9 +108,11 @@ class Store:
         found = self.collection.get(include=["documents", "metadatas"])
         return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
 
-    def query(self, vector: list[float], n: int) -> list[tuple[str, str, dict[str, Any], float]]:
-        """The ``n`` nearest chunks: id, text, metadata and cosine similarity."""
-        n = min(n, self.count())
+    def query(
+        self, vector: list[float], n: int, total: int | None = None
+    ) -> list[tuple[str, str, dict[str, Any], float]]:
+        """The ``n`` nearest chunks (of ``total`` when known): id, text, metadata, cosine."""
+        n = min(n, self.count() if total is None else total)
         if n <= 0:
             return []
         found = self.collection.query(
@@ -219,7 +232,12 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
             f"The index at {location} holds {dimension}-dimensional vectors but the embedding "
             f"model gives {expected}; run `assistant index --rebuild`"
         )
-    return Store(collection, embeddings, location, client)
+    if settings.chroma_url:
+        key = hashlib.sha1(f"{settings.chroma_url}/{settings.collection}".encode()).hexdigest()
+        cache = settings.cache_path() / "bm25" / key[:16]
+    else:
+        cache = settings.vectorstore_path() / "bm25" / settings.collection
+    return Store(collection, embeddings, location, client, cache)
 
 
 @contextmanager

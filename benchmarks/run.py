@@ -1,0 +1,232 @@
+"""Benchmarks: indexing, re-indexing, retrieval, start-up and answers, side by side with the
+LangChain-tutorial pipeline, at N generated papers.
+
+    python benchmarks/run.py --papers 1000 [--json] [--answers] [--no-server] [--out FILE]
+
+Ratios are measured in the same run, so a shared or noisy machine affects both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_corpus  # noqa: E402
+from tutorial import TutorialPipeline  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = [
+    "Which paper proposes GlowQ?", "What reward does DrPose maximize?",
+    "How is the sampling budget calibrated?", "flow matching for reinforcement learning",
+    "quantized large language models with low-rank corrections", "3D human reconstruction",
+    "time series forecasting with diffusion models", "multi-agent policy optimization",
+    "graph learning with regularity lemma", "test-time adaptation without backpropagation",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed_latencies(call, queries: list[str], repeat: int = 3) -> tuple[float, float]:
+    call(queries[0])  # warm: the first call loads what it needs
+    samples = []
+    for _ in range(repeat):
+        for query in queries:
+            start = time.perf_counter()
+            call(query)
+            samples.append((time.perf_counter() - start) * 1000)
+    return round(percentile(samples, 0.5), 2), round(percentile(samples, 0.95), 2)
+
+
+def cold_start(args: list[str], repeat: int = 5, env: dict[str, str] | None = None) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(args, capture_output=True, env={**os.environ, **(env or {})}, check=True)
+        best = min(best, time.perf_counter() - start)
+    return round(best, 3)
+
+
+def chroma_server(path: Path) -> tuple[subprocess.Popen, str]:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    chroma = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
+    process = subprocess.Popen([chroma, "run", "--path", str(path), "--host", "127.0.0.1",
+                                "--port", str(port)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process, f"http://127.0.0.1:{port}"
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("the Chroma server did not start")
+
+
+def copy_to_server(store, url: str, settings_cls) -> Any:
+    """Copy the built collection, vectors included, to a server (no second embedding run)."""
+    from assistant.store import open_store
+
+    target = open_store(settings_cls(chroma_url=url), store.embeddings, create=True)
+    total = store.count()
+    for offset in range(0, total, 1000):
+        batch = store.collection.get(limit=1000, offset=offset,
+                                     include=["embeddings", "documents", "metadatas"])
+        target.collection.add(ids=batch["ids"], embeddings=batch["embeddings"],
+                              documents=batch["documents"], metadatas=batch["metadatas"])
+    target.collection.modify(metadata={
+        k: v for k, v in (store.collection.metadata or {}).items() if not k.startswith("hnsw:")})
+    return target
+
+
+def bench(papers: int, with_server: bool, with_answers: bool, work: Path) -> dict[str, Any]:
+    from assistant.api import Assistant
+    from assistant.chunking import chunk_paper
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.embeddings import MiniLMEmbeddings
+    from assistant.indexing import build_index
+    from assistant.store import embed_text
+    from assistant.tokens import count_tokens, encoding
+
+    corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
+    settings = Settings(home=work / "ours")
+    embeddings = MiniLMEmbeddings()
+    enc = encoding(settings.cache_path())
+    loaded = load_papers([corpus])
+    texts = [embed_text(p.title, c.text) for p in loaded
+             for c in chunk_paper(p, lambda t: count_tokens(enc, t), settings.chunk_tokens,
+                                  settings.chunk_overlap)]
+    result: dict[str, Any] = {"papers": papers, "chunks": len(texts)}
+
+    start = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        embeddings.embed_documents(texts[i : i + 256])
+    raw = time.perf_counter() - start
+    result["raw_embed_chunks_per_s"] = round(len(texts) / raw, 1)
+
+    start = time.perf_counter()
+    report = build_index(settings, [corpus], embeddings=embeddings)
+    build = time.perf_counter() - start
+    assert report.chunks == len(texts), (report.chunks, len(texts))
+    result["index_seconds"] = round(build, 2)
+    result["index_chunks_per_s"] = round(len(texts) / build, 1)
+    result["index_papers_per_s"] = round(papers / build, 1)
+    result["index_overhead_ratio"] = round(raw / build, 3)
+
+    start = time.perf_counter()
+    again = build_index(settings, [corpus], embeddings=embeddings)
+    reindex = time.perf_counter() - start
+    assert again.unchanged == papers
+    result["reindex_seconds"] = round(reindex, 3)
+    result["reindex_ratio"] = round(reindex / build, 4)
+
+    assistant = Assistant(settings, embeddings=embeddings)
+    result["retrieve_p50_ms"], result["retrieve_p95_ms"] = timed_latencies(
+        lambda q: assistant.retrieve(q, k=5), QUERIES)
+    result["store_bytes"] = folder_size(settings.vectorstore_path())
+
+    if with_server:
+        process, url = chroma_server(work / "server")
+        try:
+            copy_to_server(assistant.store, url, Settings)
+            remote = Assistant(Settings(home=work / "ours", chroma_url=url), embeddings=embeddings)
+            result["server_retrieve_p50_ms"], result["server_retrieve_p95_ms"] = timed_latencies(
+                lambda q: remote.retrieve(q, k=5), QUERIES)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+    tutorial = TutorialPipeline(work / "tutorial", embeddings)
+    start = time.perf_counter()
+    tutorial.build(loaded)
+    tut_build = time.perf_counter() - start
+    result["tutorial_chunks"] = tutorial.chunks
+    result["tutorial_index_seconds"] = round(tut_build, 2)
+    result["tutorial_index_papers_per_s"] = round(papers / tut_build, 1)
+    start = time.perf_counter()
+    tutorial.build(loaded)  # what the tutorial does on a second run: embed everything again
+    result["tutorial_reindex_ratio"] = round((time.perf_counter() - start) / tut_build, 4)
+    result["tutorial_retrieve_p50_ms"], result["tutorial_retrieve_p95_ms"] = timed_latencies(
+        lambda q: tutorial.retrieve(q, k=5), QUERIES)
+    result["tutorial_store_bytes"] = folder_size(work / "tutorial")
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+
+    python = sys.executable
+    result["help_cold_s"] = cold_start([python, "-m", "assistant", "--help"])
+    probe = ("from assistant.api import Assistant; from assistant.config import Settings; "
+             f"Assistant(Settings(home={str(work / 'ours')!r})).retrieve('GlowQ')")
+    result["ask_to_first_retrieval_cold_s"] = cold_start([python, "-c", probe], repeat=3)
+    probe_tut = ("import sys; sys.path.insert(0, " + repr(str(ROOT / "benchmarks")) + "); "
+                 "from tutorial import TutorialPipeline; from assistant.embeddings import "
+                 "MiniLMEmbeddings; from pathlib import Path; "
+                 f"TutorialPipeline(Path({str(work / 'tutorial')!r}), MiniLMEmbeddings())"
+                 ".retrieve('GlowQ', k=5)")
+    result["tutorial_to_first_retrieval_cold_s"] = cold_start([python, "-c", probe_tut], repeat=3)
+
+    if with_answers:
+        from answers import answer_latencies
+
+        result.update(answer_latencies(work / "answers"))
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--papers", type=int, default=1000)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--answers", action="store_true",
+                        help="also time the embedded model's answers on the bundled corpus")
+    parser.add_argument("--no-server", action="store_true", help="skip the Chroma-server timings")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="assistant-bench-") as tmp:
+        os.environ["ASSISTANT_HOME"] = str(Path(tmp) / "home")
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tmp) / "tiktoken"))
+        if "ASSISTANT_CACHE_DIR" not in os.environ:  # reuse the assembled model file
+            from assistant.resources import default_cache_dir
+
+            os.environ["ASSISTANT_CACHE_DIR"] = str(default_cache_dir())
+        result = bench(args.papers, not args.no_server, args.answers, Path(tmp))
+    result["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        width = max(len(k) for k in result)
+        for key, value in result.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
