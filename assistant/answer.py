@@ -17,6 +17,7 @@ from assistant.citations import (
     normalise,
     split_units,
 )
+from assistant.excerpts import EmbedMany, select_excerpts
 from assistant.prompts import load_prompt
 from assistant.tokens import count_tokens, truncate
 from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
@@ -35,7 +36,7 @@ MIN_DENSE = 0.2
 class AnswerConfig:
     """The knobs of the chain, taken from Settings."""
 
-    context_tokens: int = 600
+    context_tokens: int = 360
     passage_tokens: int = 170
     min_dense: float = MIN_DENSE
     support_threshold: float = 0.35
@@ -141,6 +142,7 @@ def generate(
     llm: BaseChatModel,
     embed: Callable[[str], Sequence[float]],
     vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
+    embed_many: EmbedMany | None = None,
     enc: tiktoken.Encoding,
     config: AnswerConfig,
     model: str = "",
@@ -169,7 +171,13 @@ def generate(
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
         return
 
-    chosen = select_evidence(sources, enc, config, question)
+    if embed_many is not None:
+        chosen = select_excerpts(
+            question, sources, embed_many, lambda text: count_tokens(enc, text),
+            config.context_tokens, several=asks_for_several(question),
+        )
+    else:
+        chosen = select_evidence(sources, enc, config, question)
     evidence = [
         Evidence(n, source, passages, tuple(vectors(source, passages)))
         for n, (source, passages) in enumerate(chosen, start=1)
@@ -263,6 +271,20 @@ _DEPENDENT = re.compile(
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
+
+
+_MARKS = re.compile(r"\s*\[\d+(?:\]\s*\[\d+)*\]")
+
+
+def recap(history: Sequence[tuple[str, str]], turns: int = 2, words: int = 40) -> str:
+    """The last turns for the rewrite prompt, answers cut short and without [n] marks:
+    the names a follow-up refers to are in the first words, and a short prompt is fast."""
+    lines = []
+    for question, answer in list(history)[-turns:]:
+        gist = _MARKS.sub("", answer).split()
+        cut = " ".join(gist[:words]) + (" …" if len(gist) > words else "")
+        lines.append(f"User: {question}\nAssistant: {cut}")
+    return "\n".join(lines)
 
 
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:

@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from assistant.config import Settings
-from assistant.errors import AssistantError, InputError
+from assistant.errors import InputError
 from assistant.types import Answer, Source
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ class Assistant:
         self._llm = llm
         self._embeddings = embeddings
         self._store = store
+        self._retriever: HybridRetriever | None = None
         self._build_lock = threading.RLock()
 
     # Parts -------------------------------------------------------------------------
@@ -87,11 +88,14 @@ class Assistant:
                 self._llm = build_llm(self.settings)
             return self._llm
 
-    @cached_property
+    @property
     def retriever(self) -> HybridRetriever:
-        from assistant.retrieval import HybridRetriever
+        with self._build_lock:  # one retriever (and one BM25 index) for all threads
+            if self._retriever is None:
+                from assistant.retrieval import HybridRetriever
 
-        return HybridRetriever(self.store)
+                self._retriever = HybridRetriever(self.store)
+            return self._retriever
 
     @cached_property
     def _encoding(self) -> Any:
@@ -106,7 +110,11 @@ class Assistant:
 
     def retrieve(self, question: str, k: int | None = None) -> list[Source]:
         """The ``k`` papers most relevant to ``question``, best first, one entry per paper."""
-        return self.retriever.retrieve(clean_question(question), k or self.settings.k)
+        from assistant.llm import model_errors
+
+        text = clean_question(question)
+        with model_errors(self.settings):  # the embeddings may come from a server
+            return self.retriever.retrieve(text, k or self.settings.k)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None) -> Answer:
         """Answer ``question`` (a follow-up when ``history`` is given) with checked citations."""
@@ -122,7 +130,7 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer import AnswerConfig, generate
-        from assistant.llm import model_failure, model_label
+        from assistant.llm import model_errors, model_label
         from assistant.tokens import truncate
 
         started = time.perf_counter()
@@ -133,28 +141,23 @@ class Assistant:
             warnings.append(
                 f"the question was cut to its first {self.settings.question_tokens} tokens"
             )
-        standalone = self.rewrite(text, history or [])
-        sources = self.retriever.retrieve(standalone, k or self.settings.k)
+        with model_errors(self.settings):
+            standalone = self.rewrite(text, history or [])
+            sources = self.retriever.retrieve(standalone, k or self.settings.k)
         retrieved = time.perf_counter() - started
         config = AnswerConfig(context_tokens=self.settings.context_tokens)
-        try:
+        with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
-                vectors=self._passage_vectors, enc=self._encoding, config=config,
+                vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
+                enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,
             )
-        except AssistantError:
-            raise
-        except Exception as exc:
-            failure = model_failure(exc, self.settings)
-            if failure is None:
-                raise
-            raise failure from exc
 
     def rewrite(self, question: str, history: History) -> str:
         """A follow-up made standalone by the model; other questions are returned as they are."""
-        from assistant.answer import needs_rewrite
+        from assistant.answer import needs_rewrite, recap
 
         if not needs_rewrite(question, history):
             return question
@@ -162,11 +165,11 @@ class Assistant:
 
         from assistant.prompts import load_prompt
 
-        turns = "\n".join(f"User: {q}\nAssistant: {a}" for q, a in list(history)[-3:])
-        prompt = load_prompt("rewrite").format(history=turns, question=question)
-        reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=60)
-        rewritten = " ".join(str(reply.content).strip().strip('"').split())
-        return rewritten.splitlines()[0] if rewritten else question
+        prompt = load_prompt("rewrite").format(history=recap(history), question=question)
+        reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=48)
+        lines = str(reply.content).strip().splitlines() or [""]
+        rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
+        return rewritten or question
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.store import embed_text

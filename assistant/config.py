@@ -55,7 +55,7 @@ class Settings(BaseSettings):
         32, ge=0, le=200, description="ASSISTANT_CHUNK_OVERLAP: overlap between chunks, tokens."
     )
     context_tokens: int = Field(
-        600,
+        360,
         ge=100,
         description="ASSISTANT_CONTEXT_TOKENS: budget for the passages sent to the model.",
     )
