@@ -156,12 +156,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
     assistant = Assistant(settings)
     answer: Answer | None = None
     streamed = False
-    for piece in assistant.stream(args.question, k=args.k):
-        if isinstance(piece, Answer):
-            answer = piece
-        elif not args.json:
-            print(piece, end="", flush=True)
-            streamed = True
+    try:
+        for piece in assistant.stream(args.question, k=args.k):
+            if isinstance(piece, Answer):
+                answer = piece
+            elif not args.json:
+                print(piece, end="", flush=True)
+                streamed = True
+    except BaseException:
+        if streamed:  # what was printed must not pass for a whole answer
+            print("\n[answer incomplete]", flush=True)
+        raise
     assert answer is not None
     if args.json:
         _print_json(answer.to_dict())

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from assistant import resources
 from assistant.corpus import load_papers
+from assistant.llm import model_errors
 from assistant.store import (
     IndexReport,
     delete_collection,
@@ -47,11 +48,12 @@ def build_index(
         if rebuild:
             delete_collection(settings)
         store = open_store(settings, embeddings, create=True)
-        return index_papers(
-            store,
-            papers,
-            lambda text: count_tokens(enc, text),
-            chunk_tokens=settings.chunk_tokens,
-            chunk_overlap=settings.chunk_overlap,
-            progress=progress,
-        )
+        with model_errors(settings):  # the embeddings may come from a server
+            return index_papers(
+                store,
+                papers,
+                lambda text: count_tokens(enc, text),
+                chunk_tokens=settings.chunk_tokens,
+                chunk_overlap=settings.chunk_overlap,
+                progress=progress,
+            )

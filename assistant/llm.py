@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -13,7 +15,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
-from assistant.errors import ModelError
+from assistant.errors import AssistantError, ModelError
 
 if TYPE_CHECKING:
     from assistant.config import Settings
@@ -117,13 +119,12 @@ class EmbeddedChatModel(BaseChatModel):
 def build_llm(settings: Settings) -> BaseChatModel:
     """The chat model the settings call for."""
     if settings.uses_openai():
-        from langchain_openai import ChatOpenAI
         from pydantic import SecretStr
 
         from assistant.tokens import seed_tiktoken_cache
 
         seed_tiktoken_cache(settings.cache_path())
-        return ChatOpenAI(
+        return server_chat_model()(
             model=settings.model or DEFAULT_OPENAI_MODEL,
             api_key=settings.openai_api_key or SecretStr("not-needed"),
             base_url=settings.openai_base_url,
@@ -144,6 +145,52 @@ def build_llm(settings: Settings) -> BaseChatModel:
     )
 
 
+@functools.cache
+def server_chat_model() -> type[BaseChatModel]:
+    """ChatOpenAI that never passes off a cut stream as a whole answer (built on first use,
+    so that the embedded path does not import langchain-openai)."""
+    import openai
+    from langchain_openai import ChatOpenAI
+
+    class ServerChatModel(ChatOpenAI):
+        """ChatOpenAI whose stream must end with the server's finish_reason."""
+
+        def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+            where = redact_url(self.openai_api_base or "the OpenAI API")
+            received = finished = False
+            try:
+                for chunk in super()._stream(*args, **kwargs):
+                    received = received or bool(chunk.text)
+                    finished = finished or bool((chunk.generation_info or {}).get("finish_reason"))
+                    yield chunk
+            except openai.APIConnectionError as exc:  # timeouts included
+                if not received:
+                    raise  # nothing shown yet: model_failure() words it
+                raise ModelError(
+                    f"the connection to {where} broke off mid-answer; the answer is incomplete, "
+                    "ask again"
+                ) from exc
+            if not finished:  # the body ended without a finish_reason
+                raise ModelError(
+                    f"{where} ended the stream before the model finished; the answer is "
+                    "incomplete, ask again"
+                )
+
+    return ServerChatModel
+
+
+def redact_url(url: str) -> str:
+    """``url`` without a user name or password in it (they can hold a key)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"***@{host}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
 def model_label(llm: BaseChatModel) -> str:
     """A short name of the model for output and reports."""
     for attribute in ("model_name", "model"):
@@ -153,13 +200,27 @@ def model_label(llm: BaseChatModel) -> str:
     return type(llm).__name__
 
 
+@contextmanager
+def model_errors(settings: Settings) -> Iterator[None]:
+    """Failures of a model server raised inside, as a ModelError that says what to do."""
+    try:
+        yield
+    except AssistantError:
+        raise
+    except Exception as exc:
+        failure = model_failure(exc, settings)
+        if failure is None:
+            raise
+        raise failure from exc
+
+
 def model_failure(exc: BaseException, settings: Settings) -> ModelError | None:
     """A clear ModelError for a failure of the model server, or None for other errors."""
     try:
         import openai
     except ImportError:  # pragma: no cover - openai is a dependency
         return None
-    where = settings.openai_base_url or "the OpenAI API"
+    where = redact_url(settings.openai_base_url or "the OpenAI API")
     if isinstance(exc, openai.AuthenticationError):
         return ModelError(f"{where} rejected the API key (401); check OPENAI_API_KEY")
     if isinstance(exc, openai.PermissionDeniedError):

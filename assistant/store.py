@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant._env import quiet_third_parties
+from assistant.chroma_faults import Guarded, forget_system, open_failure, remove_chroma_files
 from assistant.chunking import Chunk, chunk_paper
 from assistant.corpus import Paper
 from assistant.embeddings import embeddings_name
@@ -188,10 +189,8 @@ def _client(settings: Settings, create: bool) -> tuple[Any, str]:
         path.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
     except Exception as exc:
-        raise StoreError(
-            f"cannot open the index at {path} ({type(exc).__name__}: {exc}); if it is damaged, "
-            "run `assistant index --rebuild`"
-        ) from exc
+        forget_system(path)
+        raise open_failure(path, exc) from exc
     return client, str(path)
 
 
@@ -237,7 +236,8 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
         cache = settings.cache_path() / "bm25" / key[:16]
     else:
         cache = settings.vectorstore_path() / "bm25" / settings.collection
-    return Store(collection, embeddings, location, client, cache)
+    guarded = Guarded(collection, location, client=client)
+    return Store(guarded, embeddings, location, Guarded(client, location), cache)
 
 
 @contextmanager
@@ -245,14 +245,19 @@ def writer_lock(path: Path) -> Iterator[None]:
     """Only one indexer per store: a second one fails fast instead of corrupting it."""
     from filelock import FileLock, Timeout
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path))
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire(timeout=0)
     except Timeout as exc:
         raise IndexBusyError(
             f"another `assistant index` is writing to this store (lock {path}); wait for it to "
             "finish and run again"
+        ) from exc
+    except OSError as exc:
+        raise StoreError(
+            f"cannot write to {path.parent} ({exc.strerror}); indexing needs a writable store "
+            "folder (set ASSISTANT_VECTORSTORE or ASSISTANT_HOME to one)"
         ) from exc
     try:
         yield
@@ -374,8 +379,14 @@ def _stamp(store: Store) -> None:
 
 
 def delete_collection(settings: Settings) -> None:
-    """Drop the collection (for ``--rebuild``); missing is fine."""
-    client, _ = _client(settings, create=True)
+    """Drop the collection (for ``--rebuild``); missing is fine, and so is a damaged folder."""
+    try:
+        client, _ = _client(settings, create=True)
+    except StoreError:
+        if settings.chroma_url:
+            raise
+        remove_chroma_files(settings.vectorstore_path())  # Chroma cannot open it: start over
+        return
     try:
         client.delete_collection(settings.collection)
     except Exception:  # noqa: BLE001 - absent already: nothing to drop

@@ -38,7 +38,9 @@ def test_streamed_answer_through_an_openai_compatible_server(openai_server, bund
     settings = Settings(home=bundled_home, openai_base_url=openai_server, model="qwen-local")
     assert settings.uses_openai()
     assistant = Assistant(settings, embeddings=minilm)
-    assert type(assistant.llm).__name__ == "ChatOpenAI"
+    from langchain_openai import ChatOpenAI
+
+    assert isinstance(assistant.llm, ChatOpenAI)
     pieces = list(assistant.stream("What reward does DrPose maximize?"))
     answer = pieces[-1]
     assert isinstance(answer, Answer)
