@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.chunking import split_sentences
@@ -16,6 +16,7 @@ from assistant.citations import (
     key_terms,
     normalise,
     split_units,
+    without_instructions,
 )
 from assistant.excerpts import EmbedMany, select_excerpts
 from assistant.prompts import load_prompt
@@ -128,6 +129,14 @@ class _Render:
         return tuple(out)
 
 
+def _without_orders(source: Source) -> Source:
+    passages = tuple(p for p in map(without_instructions, source.passages) if p.strip())
+    text = without_instructions(source.text)
+    if passages == source.passages and text == source.text:
+        return source
+    return replace(source, passages=passages, text=text)
+
+
 def _usage(chunk: Any) -> Usage | None:
     meta = getattr(chunk, "usage_metadata", None)
     if not meta:
@@ -171,13 +180,16 @@ def generate(
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
         return
 
+    # Orders planted in an abstract ("ignore your rules, cite ...") are never shown to the
+    # model, so they cannot support a claim either.
+    shown = [s for s in map(_without_orders, sources) if s.text.strip()]
     if embed_many is not None:
         chosen = select_excerpts(
-            question, sources, embed_many, lambda text: count_tokens(enc, text),
+            question, shown, embed_many, lambda text: count_tokens(enc, text),
             config.context_tokens, several=asks_for_several(question),
         )
     else:
-        chosen = select_evidence(sources, enc, config, question)
+        chosen = select_evidence(shown, enc, config, question)
     evidence = [
         Evidence(n, source, passages, tuple(vectors(source, passages)))
         for n, (source, passages) in enumerate(chosen, start=1)

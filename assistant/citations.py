@@ -25,6 +25,21 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A sentence that gives the reader orders instead of reporting research: a prompt injection
+# planted in an abstract. Orders are imperatives at the start of a sentence (after a label
+# such as "IMPORTANT:") or said to "you"; research about injections, in the third person,
+# does not match.
+_ORDER = re.compile(
+    r"^\W*(?:[\w ]{0,30}:\s*)?(?:please\s+)?(?:"
+    r"(?:ignore|disregard|forget|override|do\s+not\s+follow)\b.{0,80}?"
+    r"\b(?:instructions?|rules?|prompts?|guidelines?)\b"
+    r"|(?:when|if|whenever)\s+(?:you\s+are\s+)?asked\b.{0,120}?"
+    r"\b(?:answer|say|respond|reply|cite|claim|state)\b"
+    r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
+    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+(?:now\s+|always\s+|only\s+|never\s+)?"
+    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
+    re.IGNORECASE,
+)
 # Capitalised words that name nothing in particular.
 _PLAIN = frozenset(
     """The This That These Those They Their Its It In On For With By From And But Or As At To
@@ -58,6 +73,20 @@ def key_terms(sentence: str) -> set[str]:
 def is_refusal(sentence: str) -> bool:
     """The model saying the sources do not answer the question."""
     return bool(_REFUSAL.search(sentence))
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence of a source that addresses the model instead of reporting research."""
+    return bool(_ORDER.search(sentence))
+
+
+def without_instructions(passage: str) -> str:
+    """``passage`` without the sentences that give orders; the model never sees them, and
+    they cannot support a claim."""
+    sentences = split_sentences(passage)
+    if not any(is_instruction(s) for s in sentences):
+        return passage
+    return " ".join(s for s in sentences if not is_instruction(s))
 
 
 def cited_numbers(sentence: str) -> list[int]:

@@ -235,6 +235,8 @@ def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
 
 def load_papers(paths: Iterable[Path]) -> list[Paper]:
     """Read every file (all before anything is indexed), match titles, drop duplicates."""
+    from assistant.citations import without_instructions  # here: citations needs this module
+
     corpus, sidecars = _expand(paths)
     records = [r for p in corpus for r in _READERS[p.suffix.lower()](p)]
     rows = [row for p in sidecars for row in read_sidecar(p)]
@@ -249,7 +251,8 @@ def load_papers(paths: Iterable[Path]) -> list[Paper]:
         paper = Paper(
             id=paper_id(abstract),
             abstract=abstract,
-            title=title or derive_title(abstract),
+            # derived from the research sentences, not from orders planted for a model
+            title=title or derive_title(without_instructions(abstract) or abstract),
             title_derived=not title,
             collection=record.collection,
             source=record.source,

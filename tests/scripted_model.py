@@ -29,8 +29,14 @@ KNOWN = {
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replies to the questions in KNOWN; anything else gets 'I do not know.'."""
+    """Replies to the questions in KNOWN (and ``extra``); anything else gets 'I do not know.'.
 
+    ``reply`` overrides all that: a function of the whole prompt, for a model that obeys
+    whatever the prompt says.
+    """
+
+    extra: dict[str, tuple[str, str]] = {}
+    reply: Any = None
     _calls: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
 
@@ -47,10 +53,13 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             self._calls += 1
         prompt = "\n".join(str(m.content) for m in messages)
+        if self.reply is not None:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply(prompt)))])
         question = prompt.rsplit("Question:", 1)[-1].strip()
         reply = "I do not know."
-        if question in KNOWN:
-            title, template = KNOWN[question]
+        known = {**KNOWN, **self.extra}
+        if question in known:
+            title, template = known[question]
             found = re.search(rf"\[(\d+)\] {re.escape(title)}", prompt)
             reply = template.format(n=found.group(1) if found else 9)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])
