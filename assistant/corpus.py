@@ -6,6 +6,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -65,9 +66,13 @@ class _Record:
     lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def normalize(text: str) -> str:
-    """NFC text with runs of whitespace collapsed to single spaces."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    """NFC text with control characters (a terminal's escapes among them) and runs of
+    whitespace collapsed to single spaces."""
+    return " ".join(_CONTROL.sub(" ", unicodedata.normalize("NFC", text)).split())
 
 
 def paper_id(abstract: str) -> str:
@@ -152,7 +157,9 @@ def _record_from_fields(row: dict[str, object], path: Path, line: int) -> _Recor
 def read_jsonl(path: Path) -> list[_Record]:
     """One JSON object per line with an ``abstract`` and optional metadata fields."""
     records = []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    # JSON Lines are "\n"-separated: str.splitlines() would also cut at U+2028 and the
+    # like, which JSON strings may hold unescaped
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -247,6 +254,8 @@ def load_papers(paths: Iterable[Path]) -> list[Paper]:
     for index, record in enumerate(records):
         meta = {**meta_by_record.get(index, {}), **record.meta}
         abstract = normalize(record.abstract)
+        if not abstract:
+            raise InputFileError(f"{record.source}: the abstract holds only control characters")
         title = normalize(meta.get("title", ""))
         paper = Paper(
             id=paper_id(abstract),
