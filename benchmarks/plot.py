@@ -1,0 +1,52 @@
+"""Plot indexing throughput and retrieval latency against corpus size, ours and the tutorial's.
+
+    python benchmarks/plot.py docs/benchmarks/*.json --out docs/benchmarks/scaling.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", nargs="+", type=Path, help="JSON files from run.py --out")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted((json.loads(p.read_text()) for p in args.results), key=lambda r: r["papers"])
+    n = [r["papers"] for r in rows]
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.2))
+    left.plot(n, [r["index_papers_per_s"] for r in rows], "o-", label="assistant")
+    left.plot(n, [r["tutorial_index_papers_per_s"] for r in rows], "s--", label="LangChain tutorial")
+    left.set(title="Indexing throughput", xlabel="papers", ylabel="papers / s", xscale="log")
+    middle.plot(n, [r["reindex_seconds"] for r in rows], "o-", label="assistant (unchanged corpus)")
+    middle.plot(n, [r["tutorial_reindex_ratio"] * r["tutorial_index_seconds"] for r in rows], "s--",
+                label="LangChain tutorial (re-embeds all)")
+    middle.set(title="Re-indexing an unchanged corpus", xlabel="papers", ylabel="seconds",
+               xscale="log", yscale="log")
+    right.plot(n, [r["retrieve_p50_ms"] for r in rows], "o-", label="assistant hybrid p50")
+    right.plot(n, [r["retrieve_p95_ms"] for r in rows], "o:", label="assistant hybrid p95")
+    if all("server_retrieve_p50_ms" in r for r in rows):
+        right.plot(n, [r["server_retrieve_p50_ms"] for r in rows], "^-", label="assistant, Chroma server p50")
+    right.plot(n, [r["tutorial_retrieve_p50_ms"] for r in rows], "s--", label="tutorial dense p50")
+    right.set(title="Retrieval latency", xlabel="papers", ylabel="ms", xscale="log")
+    for axis in (left, middle, right):
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.suptitle(f"{rows[-1].get('machine', '')} - {rows[-1].get('date', '')}", fontsize=9)
+    fig.tight_layout()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.out, dpi=110)
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""The benchmark scripts stay runnable (a tiny corpus; figures are not asserted on speed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
+    out = tmp_path / "20.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "20", "--no-server",
+         "--json", "--out", str(out)],
+        capture_output=True, text=True, timeout=900, env={**os.environ},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["papers"] == 20 and data["chunks"] >= 20
+    for key in ("index_overhead_ratio", "reindex_ratio", "retrieve_p50_ms", "retrieve_p95_ms",
+                "help_cold_s", "ask_to_first_retrieval_cold_s", "peak_rss_mb", "store_bytes",
+                "tutorial_index_papers_per_s", "tutorial_retrieve_p50_ms"):
+        assert isinstance(data[key], (int, float)) and data[key] > 0, key
+    assert data["reindex_ratio"] < 1  # re-indexing an unchanged corpus embeds nothing
+
+
+def test_scale_corpus_is_deterministic_and_unique() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import scale_corpus
+
+    first, second = scale_corpus.generate(300, seed=3), scale_corpus.generate(300, seed=3)
+    assert first == second
+    assert len({p["abstract"] for p in first}) == len({p["title"] for p in first}) == 300
+    assert scale_corpus.generate(5, seed=4) != scale_corpus.generate(5, seed=3)
