@@ -36,7 +36,8 @@ _ORDER = re.compile(
     r"|(?:when|if|whenever)\s+(?:you\s+are\s+)?asked\b.{0,120}?"
     r"\b(?:answer|say|respond|reply|cite|claim|state)\b"
     r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
-    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+(?:now\s+|always\s+|only\s+|never\s+)?"
+    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+"
+    r"(?:now\s+|always\s+|only\s+|never\s+)?"
     r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
     re.IGNORECASE,
 )

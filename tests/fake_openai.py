@@ -33,7 +33,8 @@ def drpose_reply(prompt: str) -> str:
     number = match.group(1) if match else "1"
     return (
         f"DrPose maximizes PoseScore, a differentiable reward [{number}]. "
-        f"PoseScore measures the consistency between the generated 3D pose and the input [{number}]."
+        "PoseScore measures the consistency between the generated 3D pose and the input "
+        f"[{number}]."
     )
 
 
@@ -68,9 +69,8 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
-                    fake.seen.append(
-                        Seen(time.monotonic(), self.path, self.headers.get("Authorization", ""), body)
-                    )
+                    key = self.headers.get("Authorization", "")
+                    fake.seen.append(Seen(time.monotonic(), self.path, key, body))
                     step = fake.script[min(len(fake.seen) - 1, len(fake.script) - 1)]
                 fake._answer(self, step, body)
 
@@ -102,7 +102,8 @@ class FakeOpenAI:
             message = {401: f"Incorrect API key provided: {key}", 429: "Rate limit reached"}.get(
                 step, "The server had an error while processing your request"
             )
-            _send_json(handler, step, {"error": {"message": message, "type": "error", "code": step}})
+            error = {"message": message, "type": "error", "code": step}
+            _send_json(handler, step, {"error": error})
             return
         text = self.reply(prompt)
         if not body.get("stream"):

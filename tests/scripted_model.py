@@ -18,12 +18,15 @@ SAFER = "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models"
 
 # question -> (title of the paper that answers it, answer with {n} for its number)
 KNOWN = {
-    "What reward does DrPose maximize?": (DRPOSE, "DrPose maximizes PoseScore, a differentiable reward [{n}]."),
+    "What reward does DrPose maximize?": (
+        DRPOSE, "DrPose maximizes PoseScore, a differentiable reward [{n}].",
+    ),
     "What does GlowQ share across groups?": (
         GLOWQ, "GlowQ computes the high-precision projection once per input-sharing group [{n}].",
     ),
     "What exact method does SAFER use to calibrate its sampling budget?": (
-        SAFER, "SAFER uses the Clopper–Pearson exact method to calibrate a sampling budget [{n}].",
+        SAFER,
+        "SAFER uses the Clopper–Pearson exact method to calibrate a sampling budget [{n}].",
     ),
 }
 
@@ -54,7 +57,8 @@ class ScriptedChatModel(BaseChatModel):
             self._calls += 1
         prompt = "\n".join(str(m.content) for m in messages)
         if self.reply is not None:
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply(prompt)))])
+            message = AIMessage(content=self.reply(prompt))
+            return ChatResult(generations=[ChatGeneration(message=message)])
         question = prompt.rsplit("Question:", 1)[-1].strip()
         reply = "I do not know."
         known = {**KNOWN, **self.extra}

@@ -53,7 +53,8 @@ def run_threads(assistant_for_thread, rounds: int = ROUNDS) -> list[tuple[str, t
 
 def test_eight_threads_on_one_assistant(bundled_home, minilm, truth) -> None:
     llm = ScriptedChatModel()
-    shared = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)  # parts built lazily
+    # its parts are built on first use, by whichever thread comes first
+    shared = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
     results = run_threads(lambda _: shared)
     assert len(results) == THREADS * ROUNDS
     for question, answer, sources in results:

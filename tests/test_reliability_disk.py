@@ -52,7 +52,7 @@ def test_garbage_database_is_reported_and_rebuild_repairs_it(tmp_path: Path) -> 
     from chromadb.api.client import SharedSystemClient
 
     SharedSystemClient.clear_system_cache()  # as in a new process
-    with pytest.raises(StoreError, match=r"cannot open the index .* run `assistant index --rebuild`"):
+    with pytest.raises(StoreError, match=r"cannot open the index .* `assistant index --rebuild`"):
         answer(settings)
     report = build_index(settings, [BUNDLED], embeddings=FAKE, rebuild=True)  # same process
     assert report.added == 38
@@ -75,7 +75,8 @@ def test_garbage_vector_segments_do_not_crash(tmp_path: Path) -> None:
         assert "--rebuild" in str(exc)
 
 
-def _read_only(folder: Path, *command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _read_only(folder: Path, *command: str,
+               env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run ``command`` with ``folder`` mounted read-only (root ignores file modes)."""
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
     return subprocess.run(["unshare", "-Urm", "sh", "-c", script, str(folder), *command],

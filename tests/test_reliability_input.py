@@ -11,7 +11,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLED, run_cli
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -35,7 +35,8 @@ def scripted(home: Path, minilm, **extra: tuple[str, str]) -> Assistant:
 
 # Questions ----------------------------------------------------------------------------------
 def test_control_characters_are_cleaned_out(bundled_home, minilm) -> None:
-    answer = scripted(bundled_home, minilm).ask("What reward\x00does\tDrPose\x07maximize?\u200b\x1b")
+    question = "What reward\x00does\tDrPose\x07maximize?\u200b\x1b"
+    answer = scripted(bundled_home, minilm).ask(question)
     assert answer.question == QUESTION
     assert answer.citations[0].title == DRPOSE
 
@@ -73,7 +74,9 @@ def test_cli_names_a_binary_corpus_file(tmp_path: Path) -> None:
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(range(256)))
     result = run_cli("index", str(binary))
     assert result.returncode == 1
-    assert result.stderr.strip() == f"error: {binary}: looks like a binary file, expected UTF-8 text"
+    assert result.stderr.strip() == (
+        f"error: {binary}: looks like a binary file, expected UTF-8 text"
+    )
 
 
 # Corpus -------------------------------------------------------------------------------------
@@ -112,12 +115,14 @@ def test_a_100000_token_abstract_is_chunked_within_the_embedder(tmp_path: Path, 
     assert max(m["tokens"] for m in metas) <= settings_.chunk_tokens
     assert max(minilm.count_pieces(embed_text("HugeNet", t)) for t in texts) <= MINILM_MAX_PIECES
     assert normalize(store.papers()[0].abstract) == normalize(text)  # kept whole
-    sources = Assistant(settings_, embeddings=fake).retrieve("Which gain does HugeNet show on benchmark 4321?")
+    question = "Which gain does HugeNet show on benchmark 4321?"
+    sources = Assistant(settings_, embeddings=fake).retrieve(question)
     assert sources[0].title == "HugeNet"
 
 
 def test_duplicates_collapse_and_near_duplicates_are_both_kept(tmp_path: Path) -> None:
-    abstract = "We propose FooNet, a sparse attention method. FooNet cuts memory by 40% on ImageNet."
+    abstract = ("We propose FooNet, a sparse attention method. "
+                "FooNet cuts memory by 40% on ImageNet.")
     variants = {
         "exact copy": abstract,
         "other whitespace": abstract.replace(" ", "  \n ", 3),
@@ -126,7 +131,9 @@ def test_duplicates_collapse_and_near_duplicates_are_both_kept(tmp_path: Path) -
         "other case": abstract.lower(),
     }
     (tmp_path / "a.txt").write_text(f"Set\n\n{abstract}\n")
-    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"abstract": v}) + "\n" for v in variants.values()))
+    (tmp_path / "b.jsonl").write_text(
+        "".join(json.dumps({"abstract": v}) + "\n" for v in variants.values())
+    )
     papers = load_papers([tmp_path])
     texts = {p.abstract for p in papers}
     # Same text up to whitespace: one paper. Any other difference: its own paper.

@@ -55,7 +55,8 @@ def test_retried_with_backoff_then_answered(bundled_home, minilm, status: int) -
     (429, "is rate-limiting requests (429) after retries"),
     (500, "failed with HTTP 500 after retries"),
 ])
-def test_retries_run_out_into_a_clear_error(bundled_home, minilm, status: int, message: str) -> None:
+def test_retries_run_out_into_a_clear_error(bundled_home, minilm, status: int,
+                                            message: str) -> None:
     with FakeOpenAI([status]) as server:
         with pytest.raises(ModelError, match=re.escape(message)) as caught:
             assistant_for(bundled_home, minilm, server.base_url, retries=1).ask(QUESTION)
@@ -65,7 +66,8 @@ def test_retries_run_out_into_a_clear_error(bundled_home, minilm, status: int, m
 
 def test_rejected_key_is_not_retried_and_not_shown(bundled_home, minilm) -> None:
     with FakeOpenAI([401]) as server:
-        with pytest.raises(ModelError, match=r"rejected the API key \(401\); check OPENAI_API_KEY") as caught:
+        with pytest.raises(ModelError,
+                           match=r"rejected the API key \(401\); check OPENAI_API_KEY") as caught:
             assistant_for(bundled_home, minilm, server.base_url).ask(QUESTION)
     assert len(server.seen) == 1
     assert SECRET not in str(caught.value)
@@ -111,7 +113,8 @@ def test_cli_marks_a_cut_answer_incomplete(bundled_home) -> None:
 def test_cli_json_against_an_unreachable_server(bundled_home) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     result = run_cli("ask", QUESTION, "--json",
-                     env=cli_env(bundled_home, url, ASSISTANT_MAX_RETRIES="1", ASSISTANT_TIMEOUT="5"),
+                     env=cli_env(bundled_home, url, ASSISTANT_MAX_RETRIES="1",
+                                 ASSISTANT_TIMEOUT="5"),
                      timeout=300)
     assert result.returncode == 1
     assert result.stdout == ""

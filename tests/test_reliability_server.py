@@ -41,7 +41,8 @@ class ChromaServer:
     def start(self) -> None:
         chroma = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
         self.process = subprocess.Popen(
-            [chroma, "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
+            [chroma, "run", "--path", str(self.path), "--host", "127.0.0.1",
+             "--port", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         wait_for_port(self.port, self.process, timeout=60)

@@ -46,7 +46,7 @@ def test_500_questions_through_one_assistant(tmp_path: Path) -> None:
     build_index(settings, [BUNDLED], embeddings=embeddings)
     llm = ScriptedChatModel()
     assistant = Assistant(settings, llm=llm, embeddings=embeddings)
-    questions = list(KNOWN) + ["What is the capital of France?", "¿Qué recompensa maximiza DrPose?"]
+    questions = [*KNOWN, "What is the capital of France?", "¿Qué recompensa maximiza DrPose?"]
 
     first: dict[str, str] = {}
     for n in range(WARM_UP):
