@@ -14,6 +14,7 @@ VARIABLES: dict[str, frozenset[str]] = {
     "system": frozenset(),
     "answer": frozenset({"sources", "question"}),
     "rewrite": frozenset({"history", "question"}),
+    "baseline": frozenset({"context", "question"}),  # the evaluation's tutorial pipeline
 }
 
 

@@ -1,0 +1,127 @@
+"""Which papers a free-text answer names: by title, by short name, or by [n] marker.
+
+Used to score answers whose citations are not data (the baseline's), and to find titles
+an answer presents that no indexed paper has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_QUOTED = (
+    re.compile(r"\"([^\"\n]{8,240})\""),
+    re.compile(r"\u201c([^\u201d\n]{8,240})\u201d"),
+    re.compile(r"(?<![\w'])'([^'\n]{8,240})'(?![\w'])"),
+    re.compile(r"\u2018([^\u2019\n]{8,240})\u2019"),
+    re.compile(r"\*\*([^*\n]{8,240})\*\*"),
+    re.compile(r"(?<![*\w])\*([^*\n]{8,240})\*(?![*\w])"),
+    re.compile(r"(?im)\btitled?\s*:?\s+([^\n.;]{8,240})"),
+)
+_SMALL = frozenset("a an and as at by for from in of on or the to under via vs with".split())
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def short_names(title: str) -> list[str]:
+    """Names a paper goes by: the part of its title before a colon ("GlowQ") and acronyms
+    in parentheses ("NL-PDDL"), when they look like names (a capital after the first
+    letter, or a digit)."""
+    names = []
+    head, colon, _ = title.partition(":")
+    if colon and 1 <= len(head.split()) <= 5:
+        names.append(head.strip())
+    names += re.findall(r"\(([A-Za-z][\w\-]{1,20})\)", title)
+    return [n for n in names if re.search(r".[A-Z0-9]", n) or len(n.split()) > 1]
+
+
+def _has_name(text: str, name: str) -> bool:
+    return bool(re.search(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", text))
+
+
+def _matches_title(candidate: str, title: str) -> bool:
+    words = [w for w in _words(candidate) if w not in _SMALL]
+    target = set(_words(title))
+    return bool(words) and sum(w in target for w in words) / len(words) >= 0.8
+
+
+def _title_like(candidate: str) -> bool:
+    words = [w for w in re.findall(r"[A-Za-z][\w\-']*", candidate) if w.lower() not in _SMALL]
+    if len(words) < 4:
+        return False
+    return sum(w[0].isupper() for w in words) / len(words) >= 0.6
+
+
+def _candidates(text: str) -> list[str]:
+    return [m.strip(" .,:;") for pattern in _QUOTED for m in pattern.findall(text)]
+
+
+def mentioned_papers(text: str, titles: Mapping[str, str], *, names: bool = True) -> list[str]:
+    """Ids of the papers (``titles``: id -> title) that ``text`` names by title, or with
+    ``names`` also by short name, in the order of ``titles``."""
+    flat = f" {' '.join(_words(text))} "
+    found = []
+    candidates = [c for c in _candidates(text) if _title_like(c)]
+    for paper_id, title in titles.items():
+        whole = " ".join(_words(title))
+        if (
+            (whole and f" {whole} " in flat)
+            or any(_matches_title(c, title) for c in candidates)
+            or (names and any(_has_name(text, name) for name in short_names(title)))
+        ):
+            found.append(paper_id)
+    return found
+
+
+def unknown_titles(text: str, titles: Mapping[str, str]) -> list[str]:
+    """Quoted or emphasised title-like phrases of ``text`` that are no paper's title."""
+    unknown = []
+    for candidate in _candidates(text):
+        if not _title_like(candidate):
+            continue
+        known = any(
+            _matches_title(candidate, title)
+            or any(_has_name(candidate, name) for name in short_names(title))
+            for title in titles.values()
+        )
+        if not known and candidate not in unknown:
+            unknown.append(candidate)
+    return unknown
+
+
+def marked_sources(text: str, count: int) -> tuple[list[int], list[int]]:
+    """The [n] markers of ``text``: (valid positions 1..count, numbers out of range)."""
+    valid: list[int] = []
+    invalid: list[int] = []
+    for group in _MARKER.findall(text):
+        for part in re.split(r"\s*[,;]\s*", group):
+            number = int(part)
+            bucket = valid if 1 <= number <= count else invalid
+            if number not in bucket:
+                bucket.append(number)
+    return valid, invalid
+
+
+def cited_by_text(
+    text: str, shown: Sequence[str], titles: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """Papers a free-text answer cites and the citations that are fabricated.
+
+    ``shown`` holds the paper id of each numbered source the model saw. A paper is cited by
+    a [n] marker, by its title, or by its short name when it was shown (a name alone, such
+    as one the question asked about, is a mention rather than a citation). A citation is
+    fabricated when it names a title that no indexed paper has, names the title of a paper
+    that was not among the sources shown, or uses a source number that was not given.
+    """
+    valid, invalid = marked_sources(text, len(shown))
+    retrieved = set(shown)
+    named = [p for p in mentioned_papers(text, titles) if p in retrieved]
+    by_title = mentioned_papers(text, titles, names=False)
+    cited = list(dict.fromkeys([shown[n - 1] for n in valid] + by_title + named))
+    fabricated = [f"[{n}]" for n in invalid]
+    fabricated += [f"{titles[p]} (not retrieved)" for p in cited if p not in retrieved]
+    fabricated += [f"{t} (not in the corpus)" for t in unknown_titles(text, titles)]
+    return cited, fabricated
