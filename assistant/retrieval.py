@@ -79,6 +79,8 @@ class HybridRetriever:
         paper_lexical: dict[str, float] = {}
         rankings: list[list[str]] = [[], []]  # dense, lexical
         for chunk_id, text, meta, similarity in dense:
+            if not meta or "paper_id" not in meta or text is None:
+                continue  # written or deleted by an indexer at this very moment
             chunks[chunk_id] = (text, meta)
             pid = meta["paper_id"]
             if pid not in paper_dense:
@@ -88,6 +90,8 @@ class HybridRetriever:
         top_bm25 = bm25[0][1] if bm25 else 1.0
         for index, score in bm25:
             chunk_id, meta = lexical.ids[index], lexical.metadatas[index]
+            if not meta or "paper_id" not in meta:
+                continue
             chunks.setdefault(chunk_id, (lexical.texts[index], meta))
             pid = meta["paper_id"]
             if pid not in paper_lexical:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from assistant.config import Settings
 
 SCHEMA = 1
+_CLIENTS_LOCK = threading.Lock()
 _BATCH = 256  # chunks embedded and written per step
 
 
@@ -171,10 +173,11 @@ def _client(settings: Settings, create: bool) -> tuple[Any, str]:
                 f"ASSISTANT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port URL"
             )
         try:
-            client = chromadb.HttpClient(
-                host=url.hostname, port=url.port or (443 if url.scheme == "https" else 80),
-                ssl=url.scheme == "https", settings=chroma_settings,
-            )
+            with _CLIENTS_LOCK:
+                client = chromadb.HttpClient(
+                    host=url.hostname, port=url.port or (443 if url.scheme == "https" else 80),
+                    ssl=url.scheme == "https", settings=chroma_settings,
+                )
             client.heartbeat()
         except Exception as exc:
             raise StoreError(
@@ -187,7 +190,8 @@ def _client(settings: Settings, create: bool) -> tuple[Any, str]:
         raise IndexMissingError(f"No index at {path} - run `assistant index` first")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+        with _CLIENTS_LOCK:  # Chroma's per-path client cache is not safe to fill from threads
+            client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
     except Exception as exc:
         forget_system(path)
         raise open_failure(path, exc) from exc
