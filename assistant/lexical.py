@@ -51,15 +51,17 @@ class BM25:
     """Okapi BM25; ``search`` returns (document index, score), best first."""
 
     def __init__(self, vocabulary: dict[str, int], offsets: np.ndarray, documents: np.ndarray,
-                 weights: np.ndarray, size: int) -> None:
+                 weights: np.ndarray, size: int, keys: list[str] | None = None) -> None:
         self.vocabulary = vocabulary
         self.offsets = offsets
         self.documents = documents
         self.weights = weights
         self.size = size
+        self.keys = keys or []  # the caller's id of each document, saved with the index
 
     @classmethod
-    def build(cls, texts: list[str], k1: float = 1.2, b: float = 0.75) -> BM25:
+    def build(cls, texts: list[str], k1: float = 1.2, b: float = 0.75,
+              keys: list[str] | None = None) -> BM25:
         counts = [Counter(terms(text)) for text in texts]
         lengths = np.array([sum(c.values()) for c in counts], dtype=np.float32)
         average = float(lengths.mean()) if len(lengths) else 1.0
@@ -81,7 +83,7 @@ class BM25:
             offsets.append(len(documents))
         return cls(vocabulary, np.array(offsets, dtype=np.int64),
                    np.array(documents, dtype=np.int32), np.array(weights, dtype=np.float32),
-                   len(texts))
+                   len(texts), keys)
 
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
         scores = np.zeros(self.size, dtype=np.float32)
@@ -106,7 +108,8 @@ class BM25:
         terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
         tmp = path.with_name(path.name + ".tmp.npz")
         np.savez(tmp, terms=np.array("\n".join(terms_sorted)), offsets=self.offsets,
-                 documents=self.documents, weights=self.weights, size=np.array([self.size]))
+                 documents=self.documents, weights=self.weights, size=np.array([self.size]),
+                 keys=np.array("\n".join(self.keys)))
         tmp.replace(path)
 
     @classmethod
@@ -114,5 +117,6 @@ class BM25:
         data = np.load(path, allow_pickle=False)
         words = str(data["terms"]).split("\n") if data["size"][0] else []
         vocabulary = {t: i for i, t in enumerate(words)}
-        return cls(vocabulary, data["offsets"], data["documents"], data["weights"],
-                   int(data["size"][0]))
+        size = int(data["size"][0])
+        keys = str(data["keys"]).split("\n") if size and "keys" in data.files else []
+        return cls(vocabulary, data["offsets"], data["documents"], data["weights"], size, keys)

@@ -6,6 +6,7 @@ import re
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from assistant.citations import key_terms, normalise
@@ -20,14 +21,16 @@ _CANDIDATES = 40  # chunks taken from each list before fusion
 @dataclass
 class _Lexical:
     version: str
-    ids: list[str]
-    texts: list[str]
-    metadatas: list[dict[str, Any]]
+    ids: list[str]  # chunk id of each BM25 document
     bm25: BM25
 
 
 class HybridRetriever:
-    """Ranks papers for a question; the BM25 index follows the collection's version."""
+    """Ranks papers for a question; the BM25 index follows the collection's version.
+
+    A saved BM25 index carries its chunk ids, so a new process loads it without reading any
+    chunk text; the texts of the chunks it finds are fetched by id, per question.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -38,23 +41,33 @@ class HybridRetriever:
         version = self.store.version()
         with self._lock:
             if self._lexical is None or self._lexical.version != version:
-                ids, texts, metas = self.store.all_chunks()
-                self._lexical = _Lexical(version, ids, texts, metas, self._bm25(version, texts, metas))
+                bm25 = self._load(version) or self._build(version)
+                self._lexical = _Lexical(version, bm25.keys, bm25)
             return self._lexical
 
-    def _bm25(self, version: str, texts: list[str], metas: list[dict[str, Any]]) -> BM25:
-        """The BM25 index for this version of the collection, from disk when saved before."""
+    def _path(self, version: str) -> Path | None:
         folder = self.store.cache_dir
-        path = folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.npz" if folder else None
-        if path is not None and path.is_file():
-            try:
-                index = BM25.load(path)
-                if index.size == len(texts):
-                    return index
-            except (OSError, ValueError, KeyError):
-                pass  # damaged or from another version of the code: build it again
-        documents = [embed_text(m.get("title", ""), t) for t, m in zip(texts, metas, strict=True)]
-        index = BM25.build(documents)
+        return folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.npz" if folder else None
+
+    def _load(self, version: str) -> BM25 | None:
+        """The BM25 index saved for this version of the collection, if it is sound."""
+        path = self._path(version)
+        if path is None or not path.is_file():
+            return None
+        try:
+            index = BM25.load(path)
+        except (OSError, ValueError, KeyError):
+            return None  # damaged or from another version of the code: build it again
+        if len(index.keys) != index.size or index.size != self.store.count():
+            return None
+        return index
+
+    def _build(self, version: str) -> BM25:
+        ids, texts, metas = self.store.all_chunks()
+        documents = [embed_text((m or {}).get("title", ""), t or "")
+                     for t, m in zip(texts, metas, strict=True)]
+        index = BM25.build(documents, keys=ids)
+        path = self._path(version)
         if path is not None:
             try:
                 for old in path.parent.glob("*.npz"):
@@ -88,11 +101,15 @@ class HybridRetriever:
                 paper_dense[pid] = similarity
             chunk_score[chunk_id] += similarity
         top_bm25 = bm25[0][1] if bm25 else 1.0
+        fetched = self.store.chunks([lexical.ids[i] for i, _ in bm25
+                                     if lexical.ids[i] not in chunks])
         for index, score in bm25:
-            chunk_id, meta = lexical.ids[index], lexical.metadatas[index]
+            chunk_id = lexical.ids[index]
+            if chunk_id not in chunks and chunk_id in fetched:
+                chunks[chunk_id] = fetched[chunk_id]
+            meta = chunks.get(chunk_id, ("", {}))[1]
             if not meta or "paper_id" not in meta:
-                continue
-            chunks.setdefault(chunk_id, (lexical.texts[index], meta))
+                continue  # deleted since the index was built
             pid = meta["paper_id"]
             if pid not in paper_lexical:
                 rankings[1].append(pid)

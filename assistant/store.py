@@ -111,6 +111,22 @@ class Store:
         found = self.collection.get(include=["documents", "metadatas"])
         return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
 
+    def chunk_ids(self) -> list[str]:
+        """Every chunk's id, nothing else (cheap even for a large collection)."""
+        return list(self.collection.get(include=[])["ids"])
+
+    def chunks(self, ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Text and metadata of the chunks ``ids`` that exist (a deleted id is left out)."""
+        if not ids:
+            return {}
+        found = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        return {
+            i: (d, m)
+            for i, d, m in zip(found["ids"], found["documents"] or [], found["metadatas"] or [],
+                               strict=True)
+            if d is not None and m
+        }
+
     def query(
         self, vector: list[float], n: int, total: int | None = None
     ) -> list[tuple[str, str, dict[str, Any], float]]:

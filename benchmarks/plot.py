@@ -10,6 +10,12 @@ import json
 from pathlib import Path
 
 
+def series(rows: list[dict], key: str) -> tuple[list[int], list[float]]:
+    """(papers, value) for the runs that measured ``key`` (large runs may skip some parts)."""
+    measured = [r for r in rows if key in r]
+    return [r["papers"] for r in measured], [r[key] for r in measured]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", type=Path, help="JSON files from run.py --out")
@@ -24,7 +30,7 @@ def main() -> int:
     n = [r["papers"] for r in rows]
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4.2))
     left.plot(n, [r["index_papers_per_s"] for r in rows], "o-", label="assistant")
-    left.plot(n, [r["tutorial_index_papers_per_s"] for r in rows], "s--", label="LangChain tutorial")
+    left.plot(*series(rows, "tutorial_index_papers_per_s"), "s--", label="LangChain tutorial")
     left.set(title="Indexing throughput", xlabel="papers", ylabel="papers / s", xscale="log")
     middle.plot(n, [r["reindex_seconds"] for r in rows], "o-", label="assistant (unchanged corpus)")
     timed = [r for r in rows if "tutorial_reindex_ratio" in r]  # not timed at large N
@@ -35,9 +41,8 @@ def main() -> int:
                xscale="log", yscale="log")
     right.plot(n, [r["retrieve_p50_ms"] for r in rows], "o-", label="assistant hybrid p50")
     right.plot(n, [r["retrieve_p95_ms"] for r in rows], "o:", label="assistant hybrid p95")
-    if all("server_retrieve_p50_ms" in r for r in rows):
-        right.plot(n, [r["server_retrieve_p50_ms"] for r in rows], "^-", label="assistant, Chroma server p50")
-    right.plot(n, [r["tutorial_retrieve_p50_ms"] for r in rows], "s--", label="tutorial dense p50")
+    right.plot(*series(rows, "server_retrieve_p50_ms"), "^-", label="assistant, Chroma server p50")
+    right.plot(*series(rows, "tutorial_retrieve_p50_ms"), "s--", label="tutorial dense p50")
     right.set(title="Retrieval latency", xlabel="papers", ylabel="ms", xscale="log")
     for axis in (left, middle, right):
         axis.grid(True, alpha=0.3)

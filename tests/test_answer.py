@@ -172,3 +172,30 @@ def test_answer_json_has_titles_not_only_ids(bundled_home, minilm) -> None:
     data = assistant.ask("What reward does DrPose maximize?").to_dict()
     assert {"answer", "citations", "sources", "abstained", "timings", "usage"} <= data.keys()
     assert data["citations"][0]["label"] == f"{DRPOSE} (arXiv 2603.02619)"
+
+
+def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, minilm, tmp_path,
+                                                              monkeypatch) -> None:
+    import shutil
+
+    from assistant.store import Store
+
+    home = tmp_path / "home"
+    shutil.copytree(bundled_home, home)
+    question = "How is the sampling budget calibrated?"
+    first = [s.title for s in Assistant(Settings(home=home), embeddings=minilm).retrieve(question)]
+    saved = list((home / "cache").rglob("*.npz")) or list(home.rglob("*.npz"))
+    assert len(saved) == 1
+
+    def no_full_read(self):
+        raise AssertionError("a saved BM25 index should not need every chunk's text")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "all_chunks", no_full_read)
+        again = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
+    assert [s.title for s in again] == first
+    assert all(s.text for s in again)
+
+    saved[0].write_bytes(b"not an npz file")  # damaged: rebuilt from the store, same ranking
+    rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
+    assert [s.title for s in rebuilt] == first
