@@ -61,6 +61,25 @@ def asks_for_several(question: str) -> bool:
     return bool(_MANY.search(question))
 
 
+_IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstract)\b",
+                       re.IGNORECASE)
+
+
+def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    """For "which paper proposes X?", the best-ranked source that contains every name in the
+    question, when the model failed to say it: the name match answers the question."""
+    if not _IDENTIFY.search(question) or asks_for_several(question):
+        return None
+    names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    if not names:
+        return None
+    for e in evidence:
+        haystack = normalise(f"{e.source.title} {e.source.text}")
+        if all(name in haystack for name in names):
+            return e
+    return None
+
+
 def select_evidence(
     sources: Sequence[Source], enc: tiktoken.Encoding, config: AnswerConfig, question: str = ""
 ) -> list[tuple[Source, tuple[str, ...]]]:
@@ -258,6 +277,13 @@ def generate(
         dropped.append(Dropped(f"[{number}]", "cites a source number that was not given"))
 
     if refused or not kept:
+        found = named_paper(question, evidence)
+        if found is not None:
+            title = found.source.title + (" (derived title)" if found.source.title_derived else "")
+            piece = render.sentence(Verdict(f"{title}.", (found.number,), (found.passages[0],)))
+            yield piece
+            yield finish(piece, render, False, first_token, usage)
+            return
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, first_token, usage)
         return

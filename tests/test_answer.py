@@ -199,3 +199,22 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     saved[0].write_bytes(b"not an npz file")  # damaged: rebuilt from the store, same ranking
     rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
     assert [s.title for s in rebuilt] == first
+
+
+def test_which_paper_answer_the_model_fumbles_cites_the_named_paper(bundled_home, minilm) -> None:
+    # Seen with the embedded model in chat: it replied only this, and the check dropped it.
+    assistant, _ = make(bundled_home, minilm, "The paper proposing GlowQ is.")
+    answer = assistant.ask("Which paper proposes GlowQ?")
+    assert not answer.abstained
+    assert [c.title for c in answer.citations] == [GLOWQ]
+    assert answer.text == f"{GLOWQ} [1]."
+    assert any("proposing GlowQ" in d.sentence for d in answer.dropped)
+
+
+def test_which_paper_with_a_name_no_source_has_still_abstains(bundled_home, minilm) -> None:
+    assistant, _ = make(bundled_home, minilm, "The sources do not say.")
+    answer = assistant.ask("Which paper proposes GlowQ and tests it on the Zorblax benchmark?")
+    assert answer.abstained and not answer.citations
+    assistant, _ = make(bundled_home, minilm, "The paper proposing GlowQ is.")
+    answer = assistant.ask("What does GlowQ share between layers?")  # not a "which paper" question
+    assert answer.abstained
