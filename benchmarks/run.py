@@ -2,6 +2,7 @@
 LangChain-tutorial pipeline, at N generated papers.
 
     python benchmarks/run.py --papers 1000 [--json] [--answers] [--no-server] [--out FILE]
+    python benchmarks/run.py --answers-only --json      # embedded-model answer latency alone
 
 Ratios are measured in the same run, so a shared or noisy machine affects both sides alike.
 """
@@ -225,6 +226,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--answers", action="store_true",
                         help="also time the embedded model's answers on the bundled corpus")
+    parser.add_argument("--answers-only", action="store_true",
+                        help="only the answer latencies (no scale corpus)")
     parser.add_argument("--no-server", action="store_true", help="skip the Chroma-server timings")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--no-tutorial", action="store_true",
@@ -242,8 +245,14 @@ def main() -> int:
             os.environ["ASSISTANT_CACHE_DIR"] = str(default_cache_dir())
         reindex = args.tutorial_reindex == "yes" or (
             args.tutorial_reindex == "auto" and args.papers <= TUTORIAL_REINDEX_MAX)
-        result = bench(args.papers, not args.no_server, args.answers, Path(tmp), reindex,
-                       not args.no_tutorial)
+        if args.answers_only:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            from answers import answer_latencies
+
+            result = {"corpus": "bundled", **answer_latencies(Path(tmp) / "answers")}
+        else:
+            result = bench(args.papers, not args.no_server, args.answers, Path(tmp), reindex,
+                           not args.no_tutorial)
     result["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
     result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     if args.out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -96,6 +97,18 @@ def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 120) ->
                 return
         time.sleep(0.2)
     raise RuntimeError(f"server on port {port} did not start in {timeout} s")
+
+
+@contextlib.contextmanager
+def serving(command: list[str], port: int, timeout: float = 120) -> Iterator[None]:
+    """Run a server process for the block: wait for its port, then stop it."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process, timeout=timeout)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
-from conftest import _user_cache, free_port, run_cli, wait_for_port
+from conftest import _user_cache, free_port, run_cli, serving
 
 from assistant.api import Assistant
 from assistant.config import Settings
@@ -21,17 +20,10 @@ def openai_server():
 
     model = ensure_model(_user_cache())
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--model_alias", "qwen-local"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, timeout=180)
+    with serving([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
+                  "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--model_alias",
+                  "qwen-local"], port, timeout=180):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def test_streamed_answer_through_an_openai_compatible_server(openai_server, bundled_home, minilm) -> None:

@@ -4,29 +4,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import free_port, run_cli, wait_for_port
+from conftest import free_port, run_cli, serving
 
 
 @pytest.fixture
 def chroma_server(tmp_path: Path):
     port = free_port()
     chroma = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
-    process = subprocess.Popen(
-        [chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
-         "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process, timeout=60)
+    with serving([chroma, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
+                  "--port", str(port)], port, timeout=60):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.mark.server
