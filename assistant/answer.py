@@ -38,6 +38,7 @@ class AnswerConfig:
     """The knobs of the chain, taken from Settings."""
 
     context_tokens: int = 360
+    focus_tokens: int = 220  # 0: always show every retrieved paper
     passage_tokens: int = 170
     min_dense: float = MIN_DENSE
     support_threshold: float = 0.35
@@ -63,6 +64,23 @@ def asks_for_several(question: str) -> bool:
 
 _IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstract)\b",
                        re.IGNORECASE)
+
+
+def focus(question: str, sources: Sequence[Source]) -> Source | None:
+    """The one retrieved paper that the question names, if there is exactly one.
+
+    "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
+    other retrieved paper contains every name of the question, the others are only noise
+    for a small model, and tokens it must read before its first word.
+    """
+    if asks_for_several(question):
+        return None
+    names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    if not names:
+        return None
+    holders = [s for s in sources
+               if all(name in normalise(f"{s.title} {s.text}") for name in names)]
+    return holders[0] if len(holders) == 1 else None
 
 
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
@@ -202,10 +220,13 @@ def generate(
     # Orders planted in an abstract ("ignore your rules, cite ...") are never shown to the
     # model, so they cannot support a claim either.
     shown = [s for s in map(_without_orders, sources) if s.text.strip()]
+    named = focus(question, shown) if config.focus_tokens else None
     if embed_many is not None:
         chosen = select_excerpts(
-            question, shown, embed_many, lambda text: count_tokens(enc, text),
-            config.context_tokens, several=asks_for_several(question),
+            question, [named] if named else shown, embed_many,
+            lambda text: count_tokens(enc, text),
+            min(config.focus_tokens, config.context_tokens) if named else config.context_tokens,
+            several=asks_for_several(question),
         )
     else:
         chosen = select_evidence(shown, enc, config, question)

@@ -145,7 +145,8 @@ class Assistant:
             standalone = self.rewrite(text, history or [])
             sources = self.retriever.retrieve(standalone, k or self.settings.k)
         retrieved = time.perf_counter() - started
-        config = AnswerConfig(context_tokens=self.settings.context_tokens)
+        config = AnswerConfig(context_tokens=self.settings.context_tokens,
+                              focus_tokens=self.settings.focus_tokens)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,

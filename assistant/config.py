@@ -59,6 +59,13 @@ class Settings(BaseSettings):
         ge=100,
         description="ASSISTANT_CONTEXT_TOKENS: budget for the passages sent to the model.",
     )
+    focus_tokens: int = Field(
+        220,
+        ge=0,
+        description="ASSISTANT_FOCUS_TOKENS: budget when the question names one paper, which "
+        "alone is then shown to the model (a shorter prompt, a sooner first word); 0 turns "
+        "this off.",
+    )
     question_tokens: int = Field(
         200, ge=16, description="ASSISTANT_QUESTION_TOKENS: longer questions are cut."
     )

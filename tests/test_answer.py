@@ -218,3 +218,35 @@ def test_which_paper_with_a_name_no_source_has_still_abstains(bundled_home, mini
     assistant, _ = make(bundled_home, minilm, "The paper proposing GlowQ is.")
     answer = assistant.ask("What does GlowQ share between layers?")  # not a "which paper" question
     assert answer.abstained
+
+
+class Recording(FakeListChatModel):
+    """A fake model that keeps the prompts it was given."""
+
+    prompts: list[str] = []
+
+    def _stream(self, messages, *args, **kwargs):  # type: ignore[override]
+        self.prompts.append(messages[-1].content)
+        yield from super()._stream(messages, *args, **kwargs)
+
+
+def sources_shown(prompt: str) -> list[str]:
+    import re
+
+    return re.findall(r"^\[\d+\] (.+)$", prompt, flags=re.MULTILINE)
+
+
+def test_question_naming_one_paper_shows_only_that_paper(bundled_home, minilm) -> None:
+    llm = Recording(responses=["DrPose maximizes PoseScore [1]."] * 2, prompts=[])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    answer = assistant.ask("What reward does DrPose maximize?")
+    assert sources_shown(llm.prompts[-1]) == [DRPOSE]
+    assert len(answer.sources) == 5  # retrieval is unchanged; only the prompt is focused
+    assert [c.title for c in answer.citations] == [DRPOSE]
+
+    assistant.ask("How do reward fine-tuning methods handle 3D humans?")  # names no paper
+    assert len(sources_shown(llm.prompts[-1])) >= 3
+
+    unfocused = Assistant(Settings(home=bundled_home, focus_tokens=0), llm=llm, embeddings=minilm)
+    unfocused.ask("What reward does DrPose maximize?")
+    assert len(sources_shown(llm.prompts[-1])) >= 3
