@@ -110,7 +110,7 @@ class Assistant:
 
     def retrieve(self, question: str, k: int | None = None) -> list[Source]:
         """The ``k`` papers most relevant to ``question``, best first, one entry per paper."""
-        from assistant.llm import model_errors
+        from assistant.server_errors import model_errors
 
         text = clean_question(question)
         with model_errors(self.settings):  # the embeddings may come from a server
@@ -130,7 +130,8 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer import AnswerConfig, generate
-        from assistant.llm import model_errors, model_label
+        from assistant.llm import model_label
+        from assistant.server_errors import model_errors
         from assistant.tokens import truncate
 
         started = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from assistant import resources
 from assistant.corpus import load_papers
-from assistant.llm import model_errors
+from assistant.server_errors import model_errors
 from assistant.store import (
     IndexReport,
     delete_collection,
