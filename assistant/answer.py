@@ -38,7 +38,7 @@ class AnswerConfig:
     """The knobs of the chain, taken from Settings."""
 
     context_tokens: int = 360
-    focus_tokens: int = 220  # 0: always show every retrieved paper
+    focus_tokens: int = 300  # 0: always show every retrieved paper
     passage_tokens: int = 170
     min_dense: float = MIN_DENSE
     support_threshold: float = 0.35
@@ -189,6 +189,7 @@ def generate(
     embed: Callable[[str], Sequence[float]],
     vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
     embed_many: EmbedMany | None = None,
+    abstract: Callable[[str], str | None] | None = None,
     enc: tiktoken.Encoding,
     config: AnswerConfig,
     model: str = "",
@@ -219,14 +220,18 @@ def generate(
 
     # Orders planted in an abstract ("ignore your rules, cite ...") are never shown to the
     # model, so they cannot support a claim either.
-    shown = [s for s in map(_without_orders, sources) if s.text.strip()]
-    named = focus(question, shown) if config.focus_tokens else None
+    named = focus(question, sources) if config.focus_tokens else None
+    if named is not None and abstract is not None:
+        # One paper: choose from its whole abstract, not only the two best chunks.
+        whole = abstract(named.paper_id)
+        if whole:
+            named = replace(named, text=whole, passages=(whole,))
+    shown = [s for s in map(_without_orders, [named] if named else sources) if s.text.strip()]
     if embed_many is not None:
         chosen = select_excerpts(
-            question, [named] if named else shown, embed_many,
-            lambda text: count_tokens(enc, text),
+            question, shown, embed_many, lambda text: count_tokens(enc, text),
             min(config.focus_tokens, config.context_tokens) if named else config.context_tokens,
-            several=asks_for_several(question),
+            several=asks_for_several(question), focused=named is not None,
         )
     else:
         chosen = select_evidence(shown, enc, config, question)

@@ -60,7 +60,7 @@ class Settings(BaseSettings):
         description="ASSISTANT_CONTEXT_TOKENS: budget for the passages sent to the model.",
     )
     focus_tokens: int = Field(
-        220,
+        300,
         ge=0,
         description="ASSISTANT_FOCUS_TOKENS: budget when the question names one paper, which "
         "alone is then shown to the model (a shorter prompt, a sooner first word); 0 turns "

@@ -37,12 +37,14 @@ def select_excerpts(
     budget: int,
     first_share: float = 0.45,
     several: bool = False,
+    focused: bool = False,
 ) -> list[tuple[Source, tuple[str, ...]]]:
     """For each source (best first), its most relevant sentences, in document order.
 
     The first source may use ``first_share`` of ``budget`` (an even share when the
     question asks for several papers); the rest is split over the others. A source whose
-    budget cannot hold one sentence is left out.
+    budget cannot hold one sentence is left out. ``focused``: the one source is the paper
+    the question names.
     """
     if not sources:
         return []
@@ -55,6 +57,11 @@ def select_excerpts(
     query, rest = vectors[0], vectors[1:]
     asked = set(terms(question))
     names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    if focused:
+        # The question's names and the title's words picked the paper; within it they say
+        # nothing about which sentence answers, so only the other words count.
+        asked -= set(terms(" ".join(key_terms(question)))) | set(terms(sources[0].title))
+        names = set()
     shares = _shares(len(sources), budget, first_share, several)
     chosen: list[tuple[Source, tuple[str, ...]]] = []
     position = 0

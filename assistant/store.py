@@ -111,6 +111,15 @@ class Store:
         found = self.collection.get(include=["documents", "metadatas"])
         return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
 
+    def abstract(self, paper_id: str) -> str | None:
+        """The whole abstract of one paper (kept with its first chunk), or None."""
+        found = self.collection.get(where={"$and": [{"paper_id": paper_id}, {"chunk": 0}]},
+                                    include=["metadatas"])
+        for meta in found["metadatas"] or []:
+            if meta and isinstance(meta.get("abstract"), str):
+                return meta["abstract"]
+        return None
+
     def chunk_ids(self) -> list[str]:
         """Every chunk's id, nothing else (cheap even for a large collection)."""
         return list(self.collection.get(include=[])["ids"])

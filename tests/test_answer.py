@@ -250,3 +250,14 @@ def test_question_naming_one_paper_shows_only_that_paper(bundled_home, minilm) -
     unfocused = Assistant(Settings(home=bundled_home, focus_tokens=0), llm=llm, embeddings=minilm)
     unfocused.ask("What reward does DrPose maximize?")
     assert len(sources_shown(llm.prompts[-1])) >= 3
+
+
+def test_focused_prompt_draws_on_the_whole_abstract(bundled_home, minilm) -> None:
+    # The sentence that answers is neither in MVR's best chunks nor close to the question by
+    # meaning (cosine 0.13); the whole abstract fits the focus budget, so it is shown.
+    llm = Recording(responses=["MVR is evaluated on HumanoidBench and MetaWorld [1]."], prompts=[])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    answer = assistant.ask("On which benchmarks is MVR (Multi-View Video Reward Shaping) evaluated?")
+    assert len(sources_shown(llm.prompts[-1])) == 1
+    assert "HumanoidBench" in llm.prompts[-1] and "MetaWorld" in llm.prompts[-1]
+    assert not answer.abstained and answer.citations[0].title.startswith("MVR")
