@@ -44,6 +44,12 @@ def main() -> int:
     right.plot(*series(rows, "server_retrieve_p50_ms"), "^-", label="assistant, Chroma server p50")
     right.plot(*series(rows, "tutorial_retrieve_p50_ms"), "s--", label="tutorial dense p50")
     right.set(title="Retrieval latency", xlabel="papers", ylabel="ms", xscale="log")
+    for row in rows:  # say which points ran on busy cores
+        load = row.get("load_average_start_end") or row.get("load_average_reported")
+        if load:
+            text = f"load {max(load) if isinstance(load, list) else load:g}"
+            left.annotate(text, (row["papers"], row["index_papers_per_s"]), fontsize=7,
+                          textcoords="offset points", xytext=(4, -10))
     for axis in (left, middle, right):
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=8)

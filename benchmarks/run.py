@@ -236,6 +236,7 @@ def main() -> int:
                         help="time the tutorial's second run, a full re-embedding "
                              f"(auto: only up to {TUTORIAL_REINDEX_MAX:,} papers)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]  # other jobs on the cores skew the absolute figures
     with tempfile.TemporaryDirectory(prefix="assistant-bench-") as tmp:
         os.environ["ASSISTANT_HOME"] = str(Path(tmp) / "home")
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tmp) / "tiktoken"))
@@ -253,6 +254,7 @@ def main() -> int:
         else:
             result = bench(args.papers, not args.no_server, args.answers, Path(tmp), reindex,
                            not args.no_tutorial)
+    result["load_average_start_end"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     result["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
     result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     if args.out:
