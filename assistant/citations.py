@@ -145,6 +145,22 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def _stem_in(word: str, words: set[str]) -> bool:
+    """Whether ``words`` has ``word`` under another ending ('analys' and 'analysi'): the
+    crude stemmer does not always meet itself. Same word: they share all but at most the
+    last letter of the shorter one, and at least 5 letters ('exploit' is not 'explore')."""
+    if len(word) < 5:
+        return False
+    for other in words:
+        shorter = min(len(word), len(other))
+        if shorter < 5:
+            continue
+        need = max(5, shorter - 1)
+        if word[:need] == other[:need]:
+            return True
+    return False
+
+
 @dataclass
 class CitationChecker:
     """Checks sentences against the numbered evidence.
@@ -173,7 +189,8 @@ class CitationChecker:
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
-        echoed = (words & self._asked) - source_words
+        echoed = {w for w in (words & self._asked) - source_words
+                  if len(w) > 2 and not _stem_in(w, source_words)}
         if echoed:
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
         scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]

@@ -126,6 +126,11 @@ class HybridRetriever:
                 found = sum(1 for name in names if name in haystack)
                 hits[meta["paper_id"]] = max(hits[meta["paper_id"]], found)
             rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
+            # A paper's passages that carry the question's names come first: they are what
+            # the answer must quote (its ranking among papers is unchanged by this).
+            for chunk_id, (text, meta) in chunks.items():
+                haystack = normalise(text)
+                chunk_score[chunk_id] += sum(1.0 for name in names if name in haystack)
 
         fused: dict[str, float] = defaultdict(float)
         for ranking in rankings:

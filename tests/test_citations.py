@@ -57,3 +57,26 @@ def test_checker_with_a_fake_embedding() -> None:
     assert wrong_number.dropped and "15" in wrong_number.dropped.reason
     checker.check("BetaGAN uses a discriminator ensemble [5].")
     assert checker.invalid_markers == [5]
+
+
+def test_echo_check_drops_invented_answers_but_not_other_word_forms() -> None:
+    evidence = [_evidence(1, "HUMAINE", "We use a hierarchical Bayesian Bradley-Terry-Davidson model "
+                          "for the analysis of preference data from Agentic Predictor's users.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What model does HUMAINE use to analyse preference data?")
+    # 'analyse' (stem 'analys') against the source's 'analysis' (stem 'analysi'): same word
+    kept = checker.check("HUMAINE uses a hierarchical Bayesian Bradley-Terry-Davidson model to "
+                         "analyse preference data [1].")
+    assert kept.dropped is None and kept.numbers == (1,)
+    # the possessive's lone "s" is not a word the source must contain
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which data do Agentic Predictor's users give?")
+    assert checker.check("Agentic Predictor's users give preference data [1].").dropped is None
+    # a question word the source never uses, in any form, still drops the sentence
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Who are the authors of the HUMAINE paper?")
+    dropped = checker.check("The authors of the HUMAINE paper use a Bayesian model [1].")
+    assert dropped.dropped and "author" in dropped.dropped.reason
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What does HUMAINE exploit?")
+    assert checker.check("HUMAINE exploits preference data [1].").dropped  # exploit is not explore
