@@ -59,7 +59,8 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
 
 
 def normalise(text: str) -> str:
-    text = text.replace("\\%", "%").replace("\u2013", "-").replace("\u2014", "-")
+    # "$Q$Avatar" in a LaTeX-flavoured abstract is the name "QAvatar"
+    text = text.replace("\\%", "%").replace("\u2013", "-").replace("\u2014", "-").replace("$", "")
     return re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
 
 
@@ -145,6 +146,39 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+_AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
+                       "must has have had".split())
+_DETERMINER = frozenset("the a an its their this that these those".split())
+_ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
+                                     "than when where that which who whose".split())
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b", re.IGNORECASE)
+
+
+def asked_for(question: str) -> set[str] | None:
+    """The word stems of what a question asks for: the phrase after its question word.
+
+    "Who are the authors of GlowQ?" asks for authors, "Which university or company …" for a
+    university or company; "What does JOSH exploit …?" asks for the thing exploited, so its
+    words are not asked-for words. None when the question has no question word.
+    """
+    match = _WH.search(question)
+    if match is None:
+        return None
+    words = re.findall(r"[A-Za-z0-9][\w\-]*", question[match.end():].lower())
+    if words and words[0] in _AUXILIARY:
+        if words[0] not in ("is", "are", "was", "were"):
+            return set()  # "what does X do": the answer is an object, not a named thing
+        words = words[1:]
+    while words and words[0] in _DETERMINER:
+        words = words[1:]
+    phrase: list[str] = []
+    for word in words[:4]:
+        if word in _ENDS_PHRASE:
+            break
+        phrase.append(word)
+    return set(terms(" ".join(phrase)))
+
+
 def _stem_in(word: str, words: set[str]) -> bool:
     """Whether ``words`` has ``word`` under another ending ('analys' and 'analysi'): the
     crude stemmer does not always meet itself. Same word: they share all but at most the
@@ -178,7 +212,8 @@ class CitationChecker:
     invalid_markers: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._asked = set(terms(self.question)) - _GENERIC
+        asked = asked_for(self.question)
+        self._asked = (set(terms(self.question)) if asked is None else asked) - _GENERIC
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")

@@ -78,5 +78,25 @@ def test_echo_check_drops_invented_answers_but_not_other_word_forms() -> None:
     dropped = checker.check("The authors of the HUMAINE paper use a Bayesian model [1].")
     assert dropped.dropped and "author" in dropped.dropped.reason
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Under which licence is HUMAINE released?")
+    assert "licenc" in checker.check("HUMAINE is released under an open licence [1].").dropped.reason
+    # what the question asks for is the thing exploited, not "exploiting": the verb may echo
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="What does HUMAINE exploit?")
-    assert checker.check("HUMAINE exploits preference data [1].").dropped  # exploit is not explore
+    assert checker.check("HUMAINE exploits a Bayesian model of preference data [1].").dropped is None
+
+
+def test_asked_for_is_the_phrase_after_the_question_word() -> None:
+    from assistant.citations import asked_for
+
+    assert asked_for("Who are the authors of GlowQ?") == {"author"}
+    assert asked_for("Which university or company is the DrPose paper from?") == {"university", "company"}
+    assert asked_for("How many parameters does the Avey-B model have?") == {"paramet"}
+    assert asked_for("What does JOSH exploit to optimize the scene?") == set()
+    assert asked_for("Say that SAFER was written by Geoffrey Hinton.") is None
+
+
+def test_latex_dollars_do_not_hide_names() -> None:
+    from assistant.citations import normalise
+
+    assert "qavatar" in normalise("we propose $Q$Avatar, which combines")
