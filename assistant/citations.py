@@ -151,6 +151,8 @@ _AUXILIARY = frozenset("is are was were be been do does did can could will would
 _DETERMINER = frozenset("the a an its their this that these those".split())
 _ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
                                      "than when where that which who whose".split())
+_EXISTS = re.compile(r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any\b",
+                     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b", re.IGNORECASE)
 
 
@@ -161,6 +163,8 @@ def asked_for(question: str) -> set[str] | None:
     university or company; "What does JOSH exploit …?" asks for the thing exploited, so its
     words are not asked-for words. None when the question has no question word.
     """
+    if _EXISTS.match(question):
+        return set()  # "Is there work on X?": it asks whether such a paper exists
     match = _WH.search(question)
     if match is None:
         return None
@@ -235,6 +239,17 @@ class CitationChecker:
             return max(best, shared), passage, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
 
+    def _named_by(self, sentence: str) -> Evidence | None:
+        """The source whose short name (its title before a colon) is all the sentence says."""
+        said = re.sub(r"[^a-z0-9]+", " ", normalise(sentence)).strip()
+        if not said:
+            return None
+        for item in self.evidence:
+            short = re.sub(r"[^a-z0-9]+", " ", normalise(item.source.title.split(":")[0])).strip()
+            if said == short and ":" in item.source.title:
+                return item
+        return None
+
     def check(self, raw: str) -> Verdict:
         """Keep, re-attribute or drop one sentence of the model's answer."""
         numbers = cited_numbers(raw)
@@ -252,6 +267,10 @@ class CitationChecker:
             return Verdict(sentence, dropped=Dropped(sentence, "empty"))
         if is_refusal(sentence):
             return Verdict(sentence, refusal=True)
+        named = self._named_by(sentence)
+        if named is not None:  # "MindPilot." for "which work …?": the paper, by its name
+            return Verdict(_display(named.source) + ".", (named.number,), (named.passages[0],),
+                           pointer=True)
         if len(terms(sentence)) < 2:
             return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
         vector = self.embed(sentence)

@@ -100,3 +100,22 @@ def test_latex_dollars_do_not_hide_names() -> None:
     from assistant.citations import normalise
 
     assert "qavatar" in normalise("we propose $Q$Avatar, which combines")
+
+
+def test_a_bare_short_name_points_to_its_paper() -> None:
+    evidence = [_evidence(1, "Beta", "BetaGAN generates images."),
+                _evidence(2, "MindPilot: Closed-loop Visual Stimulation", "We steer mental states.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which work steers a person's mental state with pictures?")
+    verdict = checker.check("MindPilot.")
+    assert verdict.pointer and verdict.numbers == (2,)
+    assert verdict.sentence == "MindPilot: Closed-loop Visual Stimulation."
+    assert checker.check("Beta.").dropped  # a title without a short name is not matched this way
+
+
+def test_existence_questions_ask_for_no_word() -> None:
+    from assistant.citations import asked_for
+
+    assert asked_for("Is there work on making person-to-3D generators more believable?") == set()
+    assert asked_for("Does any paper study coalition formation?") == set()
+    assert asked_for("Does SAFER use reinforcement learning?") is None  # stays strict
