@@ -83,6 +83,18 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     return holders[0] if len(holders) == 1 else None
 
 
+_ASKS_PAPER = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:papers?|works?|study|studies|articles?|abstracts?)\b"
+    r"|^\W*(?:is|are)\s+there\b|\bany\s+(?:papers?|works?|research|study|studies)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_papers(question: str) -> bool:
+    """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
+    return bool(_ASKS_PAPER.search(question))
+
+
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     """For "which paper proposes X?", the best-ranked source that contains every name in the
     question, when the model failed to say it: the name match answers the question."""
@@ -252,8 +264,10 @@ def generate(
     pending = ""
     line_has_text = False
 
+    claims_dropped = False
+
     def handle(prefix: str, raw: str, ends_line: bool) -> Iterator[str]:
-        nonlocal refused, line_has_text
+        nonlocal refused, line_has_text, claims_dropped
         verdict = checker.check(raw)
         if verdict.refusal:
             if not kept:
@@ -263,9 +277,14 @@ def generate(
             return
         if verdict.dropped:
             dropped.append(verdict.dropped)
+            if verdict.dropped.reason not in ("empty", "no claim to check"):
+                claims_dropped = True
             return
-        if verdict.pointer and kept:
-            return  # a trailing "[1]" after sentences that carry their own citations
+        if verdict.pointer and (kept or claims_dropped or not asks_for_papers(question)):
+            # A trailing "[1]" after sentences that carry their own citations, or after a
+            # claim the checks dropped (it was that claim's citation), or paper titles given
+            # as the answer to a question that titles do not answer.
+            return
         piece = render.sentence(verdict)
         if kept and line_has_text:
             piece = " " + piece

@@ -261,3 +261,15 @@ def test_focused_prompt_draws_on_the_whole_abstract(bundled_home, minilm) -> Non
     assert len(sources_shown(llm.prompts[-1])) == 1
     assert "HumanoidBench" in llm.prompts[-1] and "MetaWorld" in llm.prompts[-1]
     assert not answer.abstained and answer.citations[0].title.startswith("MVR")
+
+
+def test_bare_citation_answers_only_which_paper_questions(bundled_home, minilm) -> None:
+    # Seen with the embedded model: an unsupported claim, then its "[1]" on a line of its own.
+    assistant, _ = make(bundled_home, minilm, "The Avey-B model has 1.2 billion parameters.\n[1]")
+    answer = assistant.ask("How many parameters does the Avey-B model have?")
+    assert answer.abstained and not answer.citations
+    assistant, _ = make(bundled_home, minilm, "[1]")  # titles do not say how many GPU hours
+    assert assistant.ask("How many GPU hours does DrPose need?").abstained
+    assistant, _ = make(bundled_home, minilm, "[1]")  # but they do answer "which paper"
+    answer = assistant.ask("Which paper fine-tunes on poses with a reward?")
+    assert not answer.abstained and answer.citations
