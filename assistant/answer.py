@@ -14,6 +14,7 @@ from assistant.citations import (
     Evidence,
     Verdict,
     key_terms,
+    question_names,
     normalise,
     split_units,
     without_instructions,
@@ -75,7 +76,7 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     """
     if asks_for_several(question):
         return None
-    names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    names = question_names(question)
     if not names:
         return None
     holders = [s for s in sources
@@ -100,7 +101,7 @@ def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     question, when the model failed to say it: the name match answers the question."""
     if not _IDENTIFY.search(question) or asks_for_several(question):
         return None
-    names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    names = question_names(question)
     if not names:
         return None
     for e in evidence:

@@ -72,6 +72,11 @@ def key_terms(sentence: str) -> set[str]:
     return {t for t in found if t}
 
 
+def question_names(question: str) -> set[str]:
+    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
+    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+
+
 def is_refusal(sentence: str) -> bool:
     """The model saying the sources do not answer the question."""
     return bool(_REFUSAL.search(sentence))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from assistant.chunking import split_sentences
-from assistant.citations import key_terms, normalise
+from assistant.citations import key_terms, normalise, question_names
 from assistant.lexical import terms
 from assistant.types import Source
 
@@ -56,7 +56,7 @@ def select_excerpts(
     vectors = embed_many([question, *flat])
     query, rest = vectors[0], vectors[1:]
     asked = set(terms(question))
-    names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    names = question_names(question)
     if focused:
         # The question's names and the title's words picked the paper; within it they say
         # nothing about which sentence answers, so only the other words count.

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.citations import key_terms, normalise
+from assistant.citations import normalise, question_names
 from assistant.lexical import BM25
 from assistant.store import Store, embed_text
 from assistant.types import Source
@@ -118,7 +118,7 @@ class HybridRetriever:
 
         # Papers that contain a name from the question (a method, dataset, acronym) rank as
         # a third list: a name match is the surest sign of the paper being asked about.
-        names = {normalise(t) for t in key_terms(question) if not t.isdigit()}
+        names = question_names(question)
         if names:
             hits: dict[str, int] = defaultdict(int)
             for chunk_id, (text, meta) in chunks.items():
