@@ -67,6 +67,12 @@ _IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstra
                        re.IGNORECASE)
 
 
+def _holds(source: Source, names: set[str]) -> bool:
+    """Whether every one of ``names`` appears in the source's title or text."""
+    haystack = normalise(f"{source.title} {source.text}")
+    return all(name in haystack for name in names)
+
+
 def focus(question: str, sources: Sequence[Source]) -> Source | None:
     """The one retrieved paper that the question names, if there is exactly one.
 
@@ -79,8 +85,7 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     names = question_names(question)
     if not names:
         return None
-    holders = [s for s in sources
-               if all(name in normalise(f"{s.title} {s.text}") for name in names)]
+    holders = [s for s in sources if _holds(s, names)]
     return holders[0] if len(holders) == 1 else None
 
 
@@ -104,11 +109,7 @@ def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     names = question_names(question)
     if not names:
         return None
-    for e in evidence:
-        haystack = normalise(f"{e.source.title} {e.source.text}")
-        if all(name in haystack for name in names):
-            return e
-    return None
+    return next((e for e in evidence if _holds(e.source, names)), None)
 
 
 def select_evidence(
