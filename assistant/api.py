@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import unicodedata
@@ -172,7 +173,11 @@ class Assistant:
         reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=48)
         lines = str(reply.content).strip().splitlines() or [""]
         rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-        return rewritten or question
+        if _same_words(rewritten, question):
+            # The model left it as it was ("the approach" still unnamed): the previous
+            # question says what it is about.
+            return f"{question} (follow-up to: {history[-1][0]})"
+        return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.store import embed_text
@@ -191,6 +196,11 @@ class Assistant:
         from langchain_core.runnables import RunnableLambda
 
         return RunnableLambda(lambda question: self.ask(question), name="assistant")
+
+
+def _same_words(a: str, b: str) -> bool:
+    """Whether two questions have the same words (or ``a`` is empty)."""
+    return re.findall(r"\w+", a.lower()) in ([], re.findall(r"\w+", b.lower()))
 
 
 _default: dict[Settings, Assistant] = {}
