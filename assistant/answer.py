@@ -253,7 +253,10 @@ def generate(
         Evidence(n, source, passages, tuple(vectors(source, passages)))
         for n, (source, passages) in enumerate(chosen, start=1)
     ]
-    checker = CitationChecker(evidence, embed, question, threshold=config.support_threshold)
+    checker = CitationChecker(
+        evidence, embed, question, threshold=config.support_threshold,
+        several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
+    )
     render = _Render({e.number: e for e in evidence})
     messages = [
         SystemMessage(load_prompt("system").format()),
@@ -326,8 +329,7 @@ def generate(
     if refused or not kept:
         found = named_paper(question, evidence)
         if found is not None:
-            title = found.source.title + (" (derived title)" if found.source.title_derived else "")
-            piece = render.sentence(Verdict(f"{title}.", (found.number,), (found.passages[0],)))
+            piece = render.sentence(replace(checker.pointer([found]), pointer=False))
             yield piece
             yield finish(piece, render, False, first_token, usage)
             return

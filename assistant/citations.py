@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assistant.chunking import split_sentences
 from assistant.lexical import stem, terms
+from assistant.mentions import introduced_name
 from assistant.types import Dropped, Source
 
 _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
 _NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 _REFUSAL = re.compile(
@@ -218,11 +220,53 @@ class CitationChecker:
     question: str = ""
     threshold: float = 0.35
     overlap: float = 0.6
+    several: bool = False  # "which papers …?": each paper listed must be about the question
+    papers: bool = False  # titles answer the question ("which work …?", "is there …?")
+    abstract: Callable[[str], str | None] | None = None  # a paper's whole abstract, by id
     invalid_markers: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         asked = asked_for(self.question)
         self._asked = (set(terms(self.question)) if asked is None else asked) - _GENERIC
+        self._question_words = set(terms(self.question))
+        self._question_text = normalise(self.question)
+        self._names = question_names(self.question)
+        self._introduced: dict[str, str | None] = {}
+
+    def label(self, item: Evidence) -> str:
+        """How an answer names a paper: its title, with the name the abstract gives its
+        method when the title lacks it ("Architecture-Agnostic … Alignment (PEA)")."""
+        source = item.source
+        if source.paper_id not in self._introduced:
+            whole = self.abstract(source.paper_id) if self.abstract else None
+            self._introduced[source.paper_id] = introduced_name(whole or source.text, source.title)
+        name = self._introduced[source.paper_id]
+        if name is None:
+            return _display(source)
+        if source.title_derived:
+            return f"{name}: {source.title} (derived title)"
+        return f"{source.title} ({name})"
+
+    def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
+        """The answer "these papers": their names, cited."""
+        return Verdict(
+            lead + "; ".join(self.label(e) for e in items) + ".",
+            tuple(e.number for e in items), tuple(e.passages[0] for e in items), pointer=True,
+        )
+
+    def relevant(self, item: Evidence) -> bool:
+        """For "which papers …?" questions that name something (GRPO, ImageNet), whether the
+        source mentions any of it: a paper listed without it is not an answer."""
+        if not self.several or not self._names:
+            return True
+        haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
+        return any(name in haystack for name in self._names)
+
+    def _values(self, sentence: str) -> bool:
+        """Whether the sentence gives numbers or symbols (pass@k) that the question does not
+        hold: an answer made of values the source states, whatever the question called them."""
+        values = [n for n in _NUMBER.findall(sentence)] + _SYMBOLIC.findall(sentence)
+        return any(normalise(v) not in self._question_text for v in values)
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
@@ -235,7 +279,7 @@ class CitationChecker:
         # sentence claims what the question asked for, and the source does not say it.
         echoed = {w for w in (words & self._asked) - source_words
                   if len(w) > 2 and not _stem_in(w, source_words)}
-        if echoed:
+        if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
         scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
         best, passage = max(scores) if scores else (0.0, item.text)
@@ -243,6 +287,28 @@ class CitationChecker:
         if best >= self.threshold or shared >= self.overlap:
             return max(best, shared), passage, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
+
+    def _off_topic(self) -> str:
+        return f"the source does not mention: {', '.join(sorted(self._names)[:4])}"
+
+    def _answer(self, sentence: str, items: list[Evidence], passages: tuple[str, ...]) -> Verdict:
+        """A supported sentence; when titles answer the question and the sentence only
+        repeats the question or a title, the answer is those papers, by name."""
+        if self.papers and (self._echoes(sentence) or self._is_title(sentence, items)):
+            lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
+            return replace(self.pointer(items, lead), pointer=False)  # the model's own answer
+        return Verdict(sentence, tuple(e.number for e in items), passages)
+
+    def _echoes(self, sentence: str) -> bool:
+        """Whether the sentence says no more than the question (80 % of its words)."""
+        words = set(terms(sentence)) - _GENERIC
+        return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
+
+    @staticmethod
+    def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
+        said = re.sub(r"[^a-z0-9]+", " ", normalise(sentence)).strip()
+        return any(said == re.sub(r"[^a-z0-9]+", " ", normalise(e.source.title)).strip()
+                   for e in items)
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
@@ -263,30 +329,31 @@ class CitationChecker:
         sentence = strip_markers(raw)
         if not sentence.strip("*_#-:;,. "):
             pointed = [e for e in self.evidence if e.number in numbers]
+            if pointed and not any(map(self.relevant, pointed)):
+                return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
             if pointed:  # the model answered with source numbers alone: name those papers
-                return Verdict(
-                    "; ".join(_display(e.source) for e in pointed) + ".",
-                    tuple(e.number for e in pointed), tuple(e.passages[0] for e in pointed),
-                    pointer=True,
-                )
+                return self.pointer([e for e in pointed if self.relevant(e)])
             return Verdict(sentence, dropped=Dropped(sentence, "empty"))
         if is_refusal(sentence):
             return Verdict(sentence, refusal=True)
         named = self._named_by(sentence)
         if named is not None:  # "MindPilot." for "which work …?": the paper, by its name
-            return Verdict(_display(named.source) + ".", (named.number,), (named.passages[0],),
-                           pointer=True)
+            return self.pointer([named])
         if len(terms(sentence)) < 2:
             return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
         vector = self.embed(sentence)
         results = {e.number: (e, self._supports(e, sentence, vector)) for e in self.evidence}
-        cited = [n for n in numbers if n in results and results[n][1][0] > 0]
+        supported = [n for n in numbers if n in results and results[n][1][0] > 0]
+        cited = [n for n in supported if self.relevant(results[n][0])]
+        if supported and not cited:
+            return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
         if cited:
-            return Verdict(sentence, tuple(cited), tuple(results[n][1][1] for n in cited))
+            return self._answer(sentence, [results[n][0] for n in cited],
+                                tuple(results[n][1][1] for n in cited))
         ranked = sorted(results.values(), key=lambda r: -r[1][0])
-        if ranked and ranked[0][1][0] > 0:
+        if ranked and ranked[0][1][0] > 0 and self.relevant(ranked[0][0]):
             item, (_, passage, _) = ranked[0]
-            return Verdict(sentence, (item.number,), (passage,))
+            return self._answer(sentence, [item], (passage,))
         reasons = [results[n][1][2] for n in numbers if n in results] or [
             r[1][2] for r in ranked[:1]
         ]

@@ -38,6 +38,26 @@ def short_names(title: str) -> list[str]:
     return [n for n in names if re.search(r".[A-Z0-9]", n) or len(n.split()) > 1]
 
 
+_INTRODUCES = re.compile(
+    r"\b(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?"
+    r"(?:(?:[A-Z][\w\-]*\s+){1,6}\(([A-Za-z][\w\-]{1,20})\)"  # Value Matching (VM)
+    r"|([A-Z][\w\-]{2,30})\s*[,(\u2014])"  # DrPose, a …
+)
+
+
+def introduced_name(abstract: str, title: str) -> str | None:
+    """The name an abstract gives its own method ("we propose Progressive Embedding
+    Alignment (PEA), …", "we introduce DrPose, a …"), when the title does not carry it."""
+    flat = abstract.replace("*", "").replace("$", "")
+    for match in _INTRODUCES.finditer(flat):
+        name = match.group(1) or match.group(2)
+        if len(name) >= 3 and not _has_name(title.replace("$", ""), name):
+            return name
+        if len(name) >= 3:
+            return None  # the title already says it
+    return None
+
+
 def _has_name(text: str, name: str) -> bool:
     return bool(re.search(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", text))
 

@@ -273,3 +273,18 @@ def test_bare_citation_answers_only_which_paper_questions(bundled_home, minilm) 
     assistant, _ = make(bundled_home, minilm, "[1]")  # but they do answer "which paper"
     answer = assistant.ask("Which paper fine-tunes on poses with a reward?")
     assert not answer.abstained and answer.citations
+
+
+def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from assistant.api import Assistant
+
+    follow_up = "To which other settings is the approach extended?"
+    history = [("What is Frozen Policy Iteration?", "An online RL algorithm.")]
+    same = Assistant(llm=FakeListChatModel(responses=[f"Standalone: {follow_up}"]))
+    assert same.rewrite(follow_up, history) == (
+        f"{follow_up} (follow-up to: What is Frozen Policy Iteration?)")
+    named = "To which other settings is Frozen Policy Iteration extended?"
+    changed = Assistant(llm=FakeListChatModel(responses=[named]))
+    assert changed.rewrite(follow_up, history) == named

@@ -119,3 +119,68 @@ def test_existence_questions_ask_for_no_word() -> None:
     assert asked_for("Is there work on making person-to-3D generators more believable?") == set()
     assert asked_for("Does any paper study coalition formation?") == set()
     assert asked_for("Does SAFER use reinforcement learning?") is None  # stays strict
+
+
+def test_introduced_name_is_the_method_the_abstract_names() -> None:
+    from assistant.mentions import introduced_name
+
+    pea = "We propose Progressive Embedding Alignment (PEA), a backpropagation-free approach."
+    assert introduced_name(pea, "Test-Time Adaptation via Embedding Alignment") == "PEA"
+    assert introduced_name("Here we introduce **DrPose**, a reward fine-tuning method.",
+                           "Direct Reward Fine-Tuning on Poses") == "DrPose"
+    # the title already carries it, or the abstract names no method
+    assert introduced_name("We introduce GlowQ, a quantizer.", "GlowQ: Group-Shared Low-Rank") is None
+    assert introduced_name("We propose a new bound on the regret.", "Regret Bounds") is None
+
+
+def test_values_answer_a_question_whatever_it_called_them() -> None:
+    source = _evidence(1, "Risk-Sensitive RL", "The method improves pass@k while keeping pass@1, "
+                       "with a 1.55 mIoU improvement at 30% of the Gaussians.")
+    checker = CitationChecker([source], embed=lambda text: (1.0, 0.0),
+                              question="Which metric does it mainly improve, keeping pass@1?")
+    assert checker.check("The metric it mainly improves is pass@k [1].").dropped is None
+    # no value of its own: the category word alone, which the source never uses, is an echo
+    echo = checker.check("It mainly improves the main metric [1].")
+    assert echo.dropped and "metric" in echo.dropped.reason
+    gain = CitationChecker([source], embed=lambda text: (1.0, 0.0),
+                           question="What mIoU gain and Gaussian budget does it report?")
+    assert gain.check("It reports a gain of 1.55 mIoU with a budget of 30% [1].").dropped is None
+    assert gain.check("It reports a gain in mIoU with a Gaussian budget [1].").dropped
+
+
+def test_which_papers_lists_only_papers_that_mention_what_was_asked() -> None:
+    evidence = [
+        _evidence(1, "TempFlow-GRPO: Timing in Flow Models", "A GRPO variant with temporal credit."),
+        _evidence(2, "GlowQ: Group-Shared Low-Rank Approximation", "Quantized LLMs with low rank."),
+        _evidence(3, "Risk-Sensitive RL for LLMs", "A risk-sensitive GRPO objective for LLMs."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which papers propose variants of GRPO?",
+                              several=True, papers=True)
+    listed = checker.check("[1][2][3].")
+    assert listed.numbers == (1, 3) and "GlowQ" not in listed.sentence
+    off = checker.check("GlowQ: Group-Shared Low-Rank Approximation [2].")
+    assert off.dropped and "grpo" in off.dropped.reason
+    kept = checker.check("TempFlow-GRPO: Timing in Flow Models [1].")
+    assert kept.dropped is None and kept.numbers == (1,)
+    # one paper asked about: no such filter
+    single = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                             question="What does GlowQ quantize?")
+    assert single.check("GlowQ quantizes LLMs with low rank [2].").numbers == (2,)
+
+
+def test_title_or_echo_answers_to_which_work_give_the_method_name() -> None:
+    text = "We propose Progressive Embedding Alignment (PEA), a backprop-free test-time method."
+    title = "Architecture-Agnostic Test-Time Adaptation via Backprop-Free Embedding Alignment"
+    evidence = [_evidence(1, title, text)]
+    which = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
+                            question="Which work adapts a deployed model without gradients?")
+    verdict = which.check(f"{title} [1].")
+    assert verdict.sentence == f"{title} (PEA)." and verdict.numbers == (1,)
+    exists = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
+                             question="Is there work on test-time adaptation without backprop?")
+    yes = exists.check("Yes, there is work on test-time adaptation without backprop [1].")
+    assert yes.sentence == f"Yes: {title} (PEA)." and yes.numbers == (1,)
+    # a sentence that says more than the question stays as the model wrote it
+    more = exists.check("PEA aligns embeddings progressively at test time [1].")
+    assert more.sentence == "PEA aligns embeddings progressively at test time."
