@@ -270,6 +270,7 @@ def generate(
     line_has_text = False
 
     claims_dropped = False
+    seen: set[tuple[str, tuple[int, ...]]] = set()  # sentences kept, with their sources
 
     def handle(prefix: str, raw: str, ends_line: bool) -> Iterator[str]:
         nonlocal refused, line_has_text, claims_dropped
@@ -290,6 +291,11 @@ def generate(
             # claim the checks dropped (it was that claim's citation), or paper titles given
             # as the answer to a question that titles do not answer.
             return
+        said = (verdict.sentence.strip().rstrip(".!?").lower(), verdict.numbers)
+        if said in seen:
+            dropped.append(Dropped(verdict.sentence, "repeats an earlier sentence"))
+            return
+        seen.add(said)
         piece = render.sentence(verdict)
         if kept and line_has_text:
             piece = " " + piece

@@ -8,12 +8,15 @@ from dataclasses import dataclass, field, replace
 
 from assistant.chunking import split_sentences
 from assistant.lexical import stem, terms
-from assistant.mentions import introduced_name
+from assistant.mentions import introduced_name, short_names
 from assistant.types import Dropped, Source
 
 _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
+# Source numbers as a sentence's subject: "[1] and [2] are about time series."
+_SUBJECT = re.compile(r"^\W*?((?:\[(?:sources?\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
+                      r"(?:(?:,|;|&|and)\s*)?)+)(?=[a-z])", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 _REFUSAL = re.compile(
@@ -247,6 +250,14 @@ class CitationChecker:
             return f"{name}: {source.title} (derived title)"
         return f"{source.title} ({name})"
 
+    def short_label(self, item: Evidence) -> str:
+        """A paper as the subject of a sentence: its short name ("TEDM"), else its title."""
+        names = short_names(item.source.title)
+        if names:
+            return names[0]
+        self.label(item)
+        return self._introduced[item.source.paper_id] or _display(item.source)
+
     def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
         """The answer "these papers": their names, cited."""
         return Verdict(
@@ -322,7 +333,30 @@ class CitationChecker:
         return None
 
     def check(self, raw: str) -> Verdict:
-        """Keep, re-attribute or drop one sentence of the model's answer."""
+        """Keep, re-attribute or drop one sentence of the model's answer.
+
+        Source numbers used as the subject ("[1] and [2] are about …") are checked as the
+        citations of the rest of the sentence, and the papers' names take their place.
+        """
+        lead = _SUBJECT.match(raw)
+        if lead is None or not raw[lead.end():].strip():
+            return self._check(raw)
+        subject = cited_numbers(lead.group(1))
+        rest = f"{raw[lead.end():].rstrip()} " + "".join(f"[{n}]" for n in subject)
+        verdict = self._check(rest)
+        if verdict.dropped or verdict.refusal or verdict.pointer:
+            return verdict
+        if verdict.sentence != strip_markers(rest):
+            return verdict  # already rewritten, as the papers' names
+        by_number = {e.number: e for e in self.evidence}
+        chosen = [n for n in subject if n in verdict.numbers] or list(verdict.numbers)
+        names = [self.short_label(by_number[n]) for n in chosen if n in by_number]
+        if not names:
+            return verdict
+        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return replace(verdict, sentence=f"{said} {verdict.sentence}")
+
+    def _check(self, raw: str) -> Verdict:
         numbers = cited_numbers(raw)
         valid = {e.number for e in self.evidence}
         self.invalid_markers += [n for n in numbers if n not in valid]

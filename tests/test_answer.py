@@ -79,6 +79,14 @@ def test_unsupported_sentence_is_dropped_supported_one_kept(bundled_home, minilm
     assert any("4096" in d.sentence for d in answer.dropped)
 
 
+def test_a_repeated_sentence_is_kept_once(bundled_home, minilm) -> None:
+    said = "GlowQ shares a low-rank approximation across groups of layers [1]."
+    assistant, _ = make(bundled_home, minilm, f"{said}\n{said}\n{said}")
+    answer = assistant.ask("What is GlowQ?")
+    assert answer.text == said
+    assert [d.reason for d in answer.dropped] == ["repeats an earlier sentence"] * 2
+
+
 def test_uncited_sentence_is_attributed(bundled_home, minilm) -> None:
     assistant, _ = make(bundled_home, minilm, "SAFER uses the Clopper-Pearson exact method.")
     answer = assistant.ask("What statistical method does SAFER use to calibrate the sampling budget?")

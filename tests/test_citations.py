@@ -184,3 +184,28 @@ def test_title_or_echo_answers_to_which_work_give_the_method_name() -> None:
     # a sentence that says more than the question stays as the model wrote it
     more = exists.check("PEA aligns embeddings progressively at test time [1].")
     assert more.sentence == "PEA aligns embeddings progressively at test time."
+
+
+def test_source_numbers_as_subject_become_the_papers_names() -> None:
+    evidence = [
+        _evidence(1, "TEDM: Time Series Forecasting with Diffusion", "Time series forecasting with "
+                  "elucidated diffusion models."),
+        _evidence(2, "TimeOmni-1: Complex Reasoning with Time Series", "Time series reasoning "
+                  "for language models."),
+        _evidence(3, "Joint Optimization for 4D Human-Scene Reconstruction in the Wild",
+                  "We introduce JOSH, a method that reconstructs 4D humans and scenes from videos."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which papers reconstruct humans from videos?")
+    both = checker.check("[1] and [2] study time series forecasting with diffusion and reasoning.")
+    assert both.sentence == ("TEDM and TimeOmni-1 study time series forecasting with diffusion "
+                             "and reasoning.")
+    assert both.numbers == (1, 2)
+    # no short name in the title: the name the abstract introduces
+    one = checker.check("[3] reconstructs 4D humans and scenes from videos.")
+    assert one.sentence == "JOSH reconstructs 4D humans and scenes from videos." and one.numbers == (3,)
+    # a subject the sources do not support is still dropped
+    assert checker.check("[1] reconstructs 4D humans from videos with GPT-5.").dropped
+    # a marker after a capitalised subject is a citation, not a subject
+    assert checker.check("TEDM forecasts time series with diffusion [1].").sentence == (
+        "TEDM forecasts time series with diffusion.")
