@@ -276,7 +276,7 @@ class CitationChecker:
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not
         hold: an answer made of values the source states, whatever the question called them."""
-        values = [n for n in _NUMBER.findall(sentence)] + _SYMBOLIC.findall(sentence)
+        values = _NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
         return any(normalise(v) not in self._question_text for v in values)
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
