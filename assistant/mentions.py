@@ -17,7 +17,8 @@ _QUOTED = (
     re.compile(r"\u2018([^\u2019\n]{8,240})\u2019"),
     re.compile(r"\*\*([^*\n]{8,240})\*\*"),
     re.compile(r"(?<![*\w])\*([^*\n]{8,240})\*(?![*\w])"),
-    re.compile(r"(?im)\btitled?\s*:?\s+([^\n.;]{8,240})"),
+    # 'titled X' without quotes (quoted titles are caught above, and end at the quote)
+    re.compile(r"(?im)\btitled?\s*:?\s+(?![\"\u201c'\u2018*])([^\n.;]{8,240})"),
 )
 _SMALL = frozenset("a an and as at by for from in of on or the to under via vs with".split())
 

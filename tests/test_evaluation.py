@@ -130,6 +130,10 @@ def test_fabricated_titles_and_unretrieved_papers() -> None:
     assert cited == ["g"] and fabricated == [f"{GLOWQ} (not retrieved)"]
     assert cited_by_text("GlowQ is fast.", ["g"], TITLES) == (["g"], [])
     assert unknown_titles('It adds "Feature-wise Linear Modulation" layers.', TITLES) == []
+    # a quoted title after "titled" is the quoted words, not the rest of the sentence
+    assert unknown_titles(f'This paper is titled "{GLOWQ}" and is cited in [2].', TITLES) == []
+    assert unknown_titles("This paper is titled Deep Residual Learning for Images", TITLES) == [
+        "Deep Residual Learning for Images"]
 
 
 def test_baseline_abstention_is_an_answer_that_says_it_does_not_know() -> None:
