@@ -15,8 +15,12 @@ _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.I
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
 # Source numbers as a sentence's subject: "[1] and [2] are about time series."
-_SUBJECT = re.compile(r"^\W*?((?:\[(?:sources?\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
-                      r"(?:(?:,|;|&|and)\s*)?)+)(?=[a-z])", re.IGNORECASE)
+_SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
+                      r"(?:(?:,|;|&|and\b)\s*)?)+)(?=[a-z])")
+# Words that cannot start the predicate after a subject: "[1] in particular …" is no subject.
+_NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but this that these
+    those it its their which who whose where when while if than then so such""".split())
+_NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 _REFUSAL = re.compile(
@@ -193,6 +197,13 @@ def asked_for(question: str) -> set[str] | None:
     return set(terms(" ".join(phrase)))
 
 
+def _mentions(text: str, name: str) -> bool:
+    """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
+    "vlm"; "rl" is not in "world")."""
+    base = name[:-1] if name.endswith("s") and len(name) > 3 else name
+    return re.search(rf"(?<![a-z0-9]){re.escape(base)}s?(?![a-z0-9])", text) is not None
+
+
 def _stem_in(word: str, words: set[str]) -> bool:
     """Whether ``words`` has ``word`` under another ending ('analys' and 'analysi'): the
     crude stemmer does not always meet itself. Same word: they share all but at most the
@@ -271,7 +282,7 @@ class CitationChecker:
         if not self.several or not self._names:
             return True
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
-        return any(name in haystack for name in self._names)
+        return any(_mentions(haystack, name) for name in self._names)
 
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not
@@ -312,6 +323,8 @@ class CitationChecker:
 
     def _echoes(self, sentence: str) -> bool:
         """Whether the sentence says no more than the question (80 % of its words)."""
+        if _NEGATION.search(sentence):
+            return False  # "No, there is no work on …" is not a paper
         words = set(terms(sentence)) - _GENERIC
         return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
 
@@ -339,7 +352,8 @@ class CitationChecker:
         citations of the rest of the sentence, and the papers' names take their place.
         """
         lead = _SUBJECT.match(raw)
-        if lead is None or not raw[lead.end():].strip():
+        first = re.match(r"[a-z][\w\-]*", raw[lead.end():]) if lead else None
+        if lead is None or first is None or first.group(0) in _NOT_VERB:
             return self._check(raw)
         subject = cited_numbers(lead.group(1))
         rest = f"{raw[lead.end():].rstrip()} " + "".join(f"[{n}]" for n in subject)
@@ -385,9 +399,13 @@ class CitationChecker:
             return self._answer(sentence, [results[n][0] for n in cited],
                                 tuple(results[n][1][1] for n in cited))
         ranked = sorted(results.values(), key=lambda r: -r[1][0])
-        if ranked and ranked[0][1][0] > 0 and self.relevant(ranked[0][0]):
-            item, (_, passage, _) = ranked[0]
+        backing = [r for r in ranked if r[1][0] > 0]
+        on_topic = [r for r in backing if self.relevant(r[0])]
+        if on_topic:
+            item, (_, passage, _) = on_topic[0]
             return self._answer(sentence, [item], (passage,))
+        if backing:
+            return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
         reasons = [results[n][1][2] for n in numbers if n in results] or [
             r[1][2] for r in ranked[:1]
         ]

@@ -18,7 +18,7 @@ _QUOTED = (
     re.compile(r"\*\*([^*\n]{8,240})\*\*"),
     re.compile(r"(?<![*\w])\*([^*\n]{8,240})\*(?![*\w])"),
     # 'titled X' without quotes (quoted titles are caught above, and end at the quote)
-    re.compile(r"(?im)\btitled?\s*:?\s+(?![\"\u201c'\u2018*])([^\n.;]{8,240})"),
+    re.compile(r"(?im)\btitled?\b\s*:?\s*(?![\"\u201c'\u2018*\s])([^\n.;]{8,240})"),
 )
 _SMALL = frozenset("a an and as at by for from in of on or the to under via vs with".split())
 
@@ -40,7 +40,8 @@ def short_names(title: str) -> list[str]:
 
 
 _INTRODUCES = re.compile(
-    r"\b(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?"
+    r"\b(?:[Ww]e|[Tt]his\s+(?:paper|work))\s+(?:\w+ly\s+|also\s+|further\s+|then\s+)?"
+    r"(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?"
     r"(?:(?:[A-Z][\w\-]*\s+){1,6}\(([A-Za-z][\w\-]{1,20})\)"  # Value Matching (VM)
     r"|([A-Z][\w\-]{2,30})\s*[,(\u2014])"  # DrPose, a …
 )

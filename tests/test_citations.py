@@ -209,3 +209,27 @@ def test_source_numbers_as_subject_become_the_papers_names() -> None:
     # a marker after a capitalised subject is a citation, not a subject
     assert checker.check("TEDM forecasts time series with diffusion [1].").sentence == (
         "TEDM forecasts time series with diffusion.")
+
+
+def test_what_is_no_subject_no_echo_and_no_mention() -> None:
+    evidence = [
+        _evidence(1, "TEDM: Time Series Forecasting with Diffusion", "Time series forecasting with "
+                  "elucidated diffusion models for vision-language models (VLMs)."),
+        _evidence(2, "World Models for Robots", "A world model for robot planning."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What does TEDM forecast?")
+    # capitalised words or a preposition after the marker: a citation, not a subject
+    assert checker.check("[1] The method forecasts time series with diffusion.").sentence == (
+        "The method forecasts time series with diffusion.")
+    assert checker.check("[1] in particular forecasts time series.").sentence == (
+        "in particular forecasts time series.")
+    exists = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
+                             question="Is there work on time series forecasting with diffusion?")
+    no = exists.check("No, there is no work on time series forecasting with diffusion [1].")
+    assert "TEDM:" not in no.sentence  # a "no" is never turned into a paper
+    # names are matched as words, singular or plural
+    several = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                              question="Which papers fine-tune VLM or RL agents?")
+    assert several.relevant(evidence[0])  # "VLMs" for "VLM"
+    assert not several.relevant(evidence[1])  # "rl" is not in "world"

@@ -132,6 +132,8 @@ def test_fabricated_titles_and_unretrieved_papers() -> None:
     assert unknown_titles('It adds "Feature-wise Linear Modulation" layers.', TITLES) == []
     # a quoted title after "titled" is the quoted words, not the rest of the sentence
     assert unknown_titles(f'This paper is titled "{GLOWQ}" and is cited in [2].', TITLES) == []
+    other = "Deep Residual Learning for Image Recognition"
+    assert unknown_titles(f'It is titled  "{other}" and Is Cited By Many.', TITLES) == [other]
     assert unknown_titles("This paper is titled Deep Residual Learning for Images", TITLES) == [
         "Deep Residual Learning for Images"]
 
