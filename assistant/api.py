@@ -130,9 +130,7 @@ class Assistant:
         self, question: str, history: History | None = None, k: int | None = None
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
-        from dataclasses import replace
-
-        from assistant.answer import AnswerConfig, generate, needs_rewrite
+        from assistant.answer import AnswerConfig, generate
         from assistant.llm import model_label
         from assistant.server_errors import model_errors
         from assistant.tokens import truncate
@@ -147,28 +145,19 @@ class Assistant:
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
-            query = standalone
-            if history and _same_words(standalone, text) and needs_rewrite(text, history):
-                # The model left the follow-up as it was ("the approach" still unnamed): the
-                # previous question says what it is about. The answer is checked against
-                # the follow-up itself.
-                query = f"{history[-1][0]} {text}"
-            sources = self.retriever.retrieve(query, k or self.settings.k)
+            sources = self.retriever.retrieve(standalone, k or self.settings.k)
         retrieved = time.perf_counter() - started
         config = AnswerConfig(context_tokens=self.settings.context_tokens,
                               focus_tokens=self.settings.focus_tokens)
         with model_errors(self.settings):
-            for piece in generate(
+            yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,
-            ):
-                if isinstance(piece, Answer) and query != standalone:
-                    piece = replace(piece, query=query)
-                yield piece
+            )
 
     def rewrite(self, question: str, history: History) -> str:
         """A follow-up made standalone by the model; other questions are returned as they are."""
@@ -184,7 +173,11 @@ class Assistant:
         reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=48)
         lines = str(reply.content).strip().splitlines() or [""]
         rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-        return rewritten or question
+        if _same_words(rewritten, question):
+            # The model left it as it was ("the approach" still unnamed): the previous
+            # question says what it is about.
+            return f"{question} (follow-up to: {history[-1][0]})"
+        return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.store import embed_text
@@ -206,8 +199,8 @@ class Assistant:
 
 
 def _same_words(a: str, b: str) -> bool:
-    """Whether two questions have the same words."""
-    return re.findall(r"\w+", a.lower()) == re.findall(r"\w+", b.lower())
+    """Whether two questions have the same words (or ``a`` is empty)."""
+    return re.findall(r"\w+", a.lower()) in ([], re.findall(r"\w+", b.lower()))
 
 
 _default: dict[Settings, Assistant] = {}

@@ -117,8 +117,7 @@ def _run_assistant(assistant: Assistant, question: Question, titles: dict[str, s
         return outcome, _record(question, outcome, query=question.joined())
     answer = assistant.ask(question.text, history=list(question.history) or None)
     # the same ranking the answer's sources are the top of, taken deeper for nDCG@10
-    ranked = [s.paper_id for s in assistant.retrieve(answer.query or answer.question,
-                                                     k=RANK_DEPTH)]
+    ranked = [s.paper_id for s in assistant.retrieve(answer.question, k=RANK_DEPTH)]
     retrieved = {s.paper_id for s in answer.sources}
     fabricated = [
         f"{c.title} (not in the corpus)" if titles.get(c.paper_id) != c.title
@@ -134,7 +133,7 @@ def _run_assistant(assistant: Assistant, question: Question, titles: dict[str, s
         prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
     )
     return outcome, _record(
-        question, outcome, query=answer.query or answer.question,
+        question, outcome, query=answer.question,
         dropped=[{"sentence": d.sentence, "reason": d.reason} for d in answer.dropped],
         warnings=list(answer.warnings),
     )

@@ -96,7 +96,6 @@ class Answer:
     timings: Timings = field(default_factory=Timings)
     usage: Usage = field(default_factory=Usage)
     model: str = ""
-    query: str = ""  # what retrieval searched for, when not ``question`` (a bare follow-up)
 
     @property
     def references(self) -> str:

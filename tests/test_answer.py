@@ -283,19 +283,16 @@ def test_bare_citation_answers_only_which_paper_questions(bundled_home, minilm) 
     assert not answer.abstained and answer.citations
 
 
-def test_a_rewrite_that_changes_nothing_is_retrieved_with_the_previous_question(
-        bundled_home, minilm) -> None:
+def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from assistant.api import Assistant
+
     follow_up = "To which other settings is the approach extended?"
     history = [("What is Frozen Policy Iteration?", "An online RL algorithm.")]
-    llm = FakeListChatModel(responses=[f"Standalone: {follow_up}", "It is extended [1]."])
-    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
-    answer = assistant.ask(follow_up, history=history)
-    assert answer.question == follow_up  # checked against what the user asked
-    assert answer.query == f"What is Frozen Policy Iteration? {follow_up}"
-    assert answer.sources[0].title.startswith("Frozen Policy Iteration")
-    # a rewrite that names the method is used as it is
+    same = Assistant(llm=FakeListChatModel(responses=[f"Standalone: {follow_up}"]))
+    assert same.rewrite(follow_up, history) == (
+        f"{follow_up} (follow-up to: What is Frozen Policy Iteration?)")
     named = "To which other settings is Frozen Policy Iteration extended?"
-    llm = FakeListChatModel(responses=[named, "It is extended [1]."])
-    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(
-        follow_up, history=history)
-    assert answer.question == named and answer.query == ""
+    changed = Assistant(llm=FakeListChatModel(responses=[named]))
+    assert changed.rewrite(follow_up, history) == named
