@@ -176,7 +176,9 @@ class Assistant:
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
             # question says what it is about.
-            return f"{question} (follow-up to: {history[-1][0]})"
+            # flat, not nested, when the earlier question was itself such a follow-up
+            earlier = history[-1][0].replace(_FOLLOW_UP, " ").rstrip(")")
+            return f"{question}{_FOLLOW_UP}{earlier})"
         return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
@@ -196,6 +198,9 @@ class Assistant:
         from langchain_core.runnables import RunnableLambda
 
         return RunnableLambda(lambda question: self.ask(question), name="assistant")
+
+
+_FOLLOW_UP = " (follow-up to: "
 
 
 def _same_words(a: str, b: str) -> bool:

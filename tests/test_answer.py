@@ -293,6 +293,12 @@ def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
     same = Assistant(llm=FakeListChatModel(responses=[f"Standalone: {follow_up}"]))
     assert same.rewrite(follow_up, history) == (
         f"{follow_up} (follow-up to: What is Frozen Policy Iteration?)")
+    # in a chat the earlier question may itself carry one: it is not nested
+    again = Assistant(llm=FakeListChatModel(responses=["And its regret bound?"]))
+    earlier = same.rewrite(follow_up, history)
+    assert again.rewrite("And its regret bound?", [(earlier, "…")]) == (
+        "And its regret bound? (follow-up to: To which other settings is the approach extended? "
+        "What is Frozen Policy Iteration?)")
     named = "To which other settings is Frozen Policy Iteration extended?"
     changed = Assistant(llm=FakeListChatModel(responses=[named]))
     assert changed.rewrite(follow_up, history) == named
