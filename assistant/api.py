@@ -175,9 +175,10 @@ class Assistant:
         rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
-            # question says what it is about.
-            # flat, not nested, when the earlier question was itself such a follow-up
-            earlier = history[-1][0].replace(_FOLLOW_UP, " ").rstrip(")")
+            # question says what it is about (flat when it was itself such a follow-up).
+            earlier = history[-1][0]
+            if _FOLLOW_UP in earlier:
+                earlier = earlier.replace(_FOLLOW_UP, " ").removesuffix(")")
             return f"{question}{_FOLLOW_UP}{earlier})"
         return rewritten
 
