@@ -102,13 +102,29 @@ class Store:
 
     def papers(self) -> list[PaperInfo]:
         """Every paper in the index, in title order."""
-        found = self.collection.get(where={"chunk": 0}, include=["metadatas"])
+        found = self.get_all(["metadatas"], where={"chunk": 0})
         papers = [_paper_info(m) for m in found["metadatas"] or []]
         return sorted(papers, key=lambda p: p.title.lower())
 
+    def get_all(self, include: list[str], where: dict[str, Any] | None = None,
+                page: int = 5000) -> dict[str, list[Any]]:
+        """Every matching record, read in pages: one unpaged read of a large collection
+        (about 32,000 chunks and up) fails in Chroma with "too many SQL variables"."""
+        out: dict[str, list[Any]] = {"ids": [], "documents": [], "metadatas": []}
+        offset = 0
+        while True:
+            found = self.collection.get(where=where, include=include, limit=page, offset=offset)
+            ids = list(found["ids"])
+            out["ids"] += ids
+            for key in ("documents", "metadatas"):
+                out[key] += list(found.get(key) or [])
+            if len(ids) < page:
+                return out
+            offset += page
+
     def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
         """Ids, texts and metadata of every chunk (for lexical search)."""
-        found = self.collection.get(include=["documents", "metadatas"])
+        found = self.get_all(["documents", "metadatas"])
         return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
 
     def abstract(self, paper_id: str) -> str | None:
@@ -122,7 +138,7 @@ class Store:
 
     def chunk_ids(self) -> list[str]:
         """Every chunk's id, nothing else (cheap even for a large collection)."""
-        return list(self.collection.get(include=[])["ids"])
+        return self.get_all([])["ids"]
 
     def chunks(self, ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Text and metadata of the chunks ``ids`` that exist (a deleted id is left out)."""
@@ -328,7 +344,7 @@ def index_papers(
     """
     started = time.perf_counter()
     existing: dict[str, dict[str, Any]] = {}
-    found = store.collection.get(include=["metadatas"])
+    found = store.get_all(["metadatas"])
     for chunk_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
         entry = existing.setdefault(
             str(meta.get("paper_id")), {"ids": set(), "hashes": set(), "n": None, "slot": None}

@@ -205,3 +205,15 @@ def test_kill_9_mid_index_then_rerun_is_consistent(tmp_path: Path) -> None:
     assert len(ids) == len(set(ids)) == clean.chunks
     again = build_index(Settings(home=home), [corpus], embeddings=fake)
     assert (again.added, again.updated, again.unchanged) == (0, 0, 900)
+
+
+def test_reads_of_the_whole_store_are_paged(settings, fake_embeddings, tmp_path) -> None:
+    # Chroma fails an unpaged read of about 32,000 chunks ("too many SQL variables"); paged
+    # reads must return every record exactly once, whatever the page size.
+    build_index(settings, [write_corpus(tmp_path / "c", abstracts(12))], embeddings=fake_embeddings)
+    store = open_store(settings, fake_embeddings)
+    whole = store.collection.get(include=["metadatas", "documents"])
+    for page in (1, 5, 10_000):
+        paged = store.get_all(["metadatas", "documents"], page=page)
+        assert sorted(paged["ids"]) == sorted(whole["ids"]) and len(paged["ids"]) == len(set(paged["ids"]))
+        assert len(paged["documents"]) == len(paged["metadatas"]) == len(whole["ids"])
