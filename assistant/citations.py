@@ -197,6 +197,11 @@ def asked_for(question: str) -> set[str] | None:
     return set(terms(" ".join(phrase)))
 
 
+def _flat(text: str) -> str:
+    """Lower-case words and digits only, one space apart: for comparing names and titles."""
+    return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
+
+
 def _mentions(text: str, name: str) -> bool:
     """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
     "vlm"; "rl" is not in "world")."""
@@ -330,17 +335,17 @@ class CitationChecker:
 
     @staticmethod
     def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
-        said = re.sub(r"[^a-z0-9]+", " ", normalise(sentence)).strip()
-        return any(said == re.sub(r"[^a-z0-9]+", " ", normalise(e.source.title)).strip()
+        said = _flat(sentence)
+        return any(said == _flat(e.source.title)
                    for e in items)
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
-        said = re.sub(r"[^a-z0-9]+", " ", normalise(sentence)).strip()
+        said = _flat(sentence)
         if not said:
             return None
         for item in self.evidence:
-            short = re.sub(r"[^a-z0-9]+", " ", normalise(item.source.title.split(":")[0])).strip()
+            short = _flat(item.source.title.split(":")[0])
             if said == short and ":" in item.source.title:
                 return item
         return None
