@@ -8,7 +8,9 @@ the index can be saved next to the store and loaded in milliseconds.
 from __future__ import annotations
 
 import math
+import os
 import re
+import uuid
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -106,17 +108,23 @@ class BM25:
         """Write the index (atomically) for a later process to load."""
         path.parent.mkdir(parents=True, exist_ok=True)
         terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, terms=np.array("\n".join(terms_sorted)), offsets=self.offsets,
-                 documents=self.documents, weights=self.weights, size=np.array([self.size]),
-                 keys=np.array("\n".join(self.keys)))
-        tmp.replace(path)
+        # A name of its own per writer: two indexers saving at once must not write one file.
+        tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+        try:
+            with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
+                np.savez(handle, terms=np.array("\n".join(terms_sorted)), offsets=self.offsets,
+                         documents=self.documents, weights=self.weights,
+                         size=np.array([self.size]), keys=np.array("\n".join(self.keys)))
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: Path) -> BM25:
-        data = np.load(path, allow_pickle=False)
-        words = str(data["terms"]).split("\n") if data["size"][0] else []
+        with np.load(path, allow_pickle=False) as data:
+            size = int(data["size"][0])
+            words = str(data["terms"]).split("\n") if size else []
+            keys = str(data["keys"]).split("\n") if size and "keys" in data.files else []
+            offsets, documents, weights = data["offsets"], data["documents"], data["weights"]
         vocabulary = {t: i for i, t in enumerate(words)}
-        size = int(data["size"][0])
-        keys = str(data["keys"]).split("\n") if size and "keys" in data.files else []
-        return cls(vocabulary, data["offsets"], data["documents"], data["weights"], size, keys)
+        return cls(vocabulary, offsets, documents, weights, size, keys)

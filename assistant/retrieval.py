@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,7 @@ class HybridRetriever:
             return None
         try:
             index = BM25.load(path)
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # damaged or from another version of the code: build it again
         if len(index.keys) != index.size or index.size != self.store.count():
             return None

@@ -204,9 +204,31 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     assert [s.title for s in again] == first
     assert all(s.text for s in again)
 
-    saved[0].write_bytes(b"not an npz file")  # damaged: rebuilt from the store, same ranking
-    rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
-    assert [s.title for s in rebuilt] == first
+    whole = saved[0].read_bytes()
+    for damage in (b"not an npz file", whole[: len(whole) // 2]):  # the second: a cut-off zip
+        saved[0].write_bytes(damage)  # damaged: rebuilt from the store, same ranking
+        rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
+        assert [s.title for s in rebuilt] == first
+
+
+def test_lexical_index_saved_by_many_writers_at_once_stays_whole(tmp_path) -> None:
+    # CI saw a reader load a half-written index while indexers saved it concurrently.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from assistant.lexical import BM25
+
+    documents = [f"paper {n} about topic{n % 7} and method{n}" for n in range(400)]
+    index = BM25.build(documents, keys=[f"c{n}" for n in range(400)])
+    path = tmp_path / "cache" / "v1.npz"
+
+    def save_and_load(_: int) -> list[str]:
+        index.save(path)
+        return BM25.load(path).keys
+
+    with ThreadPoolExecutor(8) as pool:
+        loaded = list(pool.map(save_and_load, range(40)))
+    assert all(keys == index.keys for keys in loaded)
+    assert [p.name for p in path.parent.iterdir()] == ["v1.npz"]  # no temporary files left
 
 
 def test_which_paper_answer_the_model_fumbles_cites_the_named_paper(bundled_home, minilm) -> None:
