@@ -14,8 +14,9 @@ from assistant.citations import (
     Evidence,
     Verdict,
     key_terms,
-    question_names,
+    mentions,
     normalise,
+    question_names,
     split_units,
     without_instructions,
 )
@@ -57,10 +58,24 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
 
 _MANY = re.compile(r"\b(?:papers|works|studies|methods|approaches)\b", re.IGNORECASE)
 
+# How a bare follow-up that the model could not rewrite is asked: "<follow-up> (follow-up to:
+# <earlier question>)". The earlier question says what "it" is; what kind of answer is wanted
+# ("which papers …?") is said by the follow-up, unless it points back at a list ("of them").
+FOLLOW_UP = " (follow-up to: "
+_BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
+
+
+def asked(question: str) -> str:
+    """The part of a question that says what kind of answer it wants."""
+    own, joined, earlier = question.partition(FOLLOW_UP)
+    if joined and _BACK_TO_LIST.search(own):
+        return f"{own} {earlier.removesuffix(')')}"
+    return own
+
 
 def asks_for_several(question: str) -> bool:
     """"Which papers ...?": show more papers, with one shorter passage each."""
-    return bool(_MANY.search(question))
+    return bool(_MANY.search(asked(question)))
 
 
 _IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstract)\b",
@@ -68,9 +83,10 @@ _IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstra
 
 
 def _holds(source: Source, names: set[str]) -> bool:
-    """Whether every one of ``names`` appears in the source's title or text."""
+    """Whether each of ``names`` is a word of the source's title or text ("rl" is not in
+    "world")."""
     haystack = normalise(f"{source.title} {source.text}")
-    return all(name in haystack for name in names)
+    return all(mentions(haystack, name) for name in names)
 
 
 def focus(question: str, sources: Sequence[Source]) -> Source | None:
@@ -98,13 +114,13 @@ _ASKS_PAPER = re.compile(
 
 def asks_for_papers(question: str) -> bool:
     """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
-    return bool(_ASKS_PAPER.search(question))
+    return bool(_ASKS_PAPER.search(asked(question)))
 
 
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     """For "which paper proposes X?", the best-ranked source that contains every name in the
     question, when the model failed to say it: the name match answers the question."""
-    if not _IDENTIFY.search(question) or asks_for_several(question):
+    if not _IDENTIFY.search(asked(question)) or asks_for_several(question):
         return None
     names = question_names(question)
     if not names:

@@ -176,10 +176,12 @@ class Assistant:
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
             # question says what it is about (flat when it was itself such a follow-up).
+            from assistant.answer import FOLLOW_UP
+
             earlier = history[-1][0]
-            if _FOLLOW_UP in earlier:
-                earlier = earlier.replace(_FOLLOW_UP, " ").removesuffix(")")
-            return f"{question}{_FOLLOW_UP}{earlier})"
+            if FOLLOW_UP in earlier:
+                earlier = earlier.replace(FOLLOW_UP, " ").removesuffix(")")
+            return f"{question}{FOLLOW_UP}{earlier})"
         return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
@@ -199,9 +201,6 @@ class Assistant:
         from langchain_core.runnables import RunnableLambda
 
         return RunnableLambda(lambda question: self.ask(question), name="assistant")
-
-
-_FOLLOW_UP = " (follow-up to: "
 
 
 def _same_words(a: str, b: str) -> bool:

@@ -202,7 +202,7 @@ def _flat(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
 
 
-def _mentions(text: str, name: str) -> bool:
+def mentions(text: str, name: str) -> bool:
     """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
     "vlm"; "rl" is not in "world")."""
     base = name[:-1] if name.endswith("s") and len(name) > 3 else name
@@ -287,7 +287,7 @@ class CitationChecker:
         if not self.several or not self._names:
             return True
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
-        return any(_mentions(haystack, name) for name in self._names)
+        return any(mentions(haystack, name) for name in self._names)
 
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not

@@ -305,6 +305,31 @@ def test_bare_citation_answers_only_which_paper_questions(bundled_home, minilm) 
     assert not answer.abstained and answer.citations
 
 
+def test_a_joined_follow_up_wants_the_kind_of_answer_it_asks_for_itself(bundled_home,
+                                                                      minilm) -> None:
+    from assistant.answer import asks_for_papers, asks_for_several
+
+    earlier = "Which paper fine-tunes on poses with a reward?"
+    follow_up = f"How many GPU hours does it need? (follow-up to: {earlier})"
+    assert asks_for_papers(earlier) and not asks_for_papers(follow_up)
+    assistant, _ = make(bundled_home, minilm, "[1]")  # a title does not say how many hours
+    assert assistant.ask(follow_up).abstained
+    # pointing back at a list keeps the list
+    listed = "Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)"
+    assert asks_for_several(listed) and asks_for_papers(listed)
+    assert not asks_for_several("What do they prune? (follow-up to: What does GlowQ do?)")
+
+
+def test_focus_needs_the_name_as_a_word() -> None:
+    from assistant.answer import focus
+    from assistant.types import Source
+
+    world = Source("a", "Planning in a World Model", "We learn a world model.", 1.0)
+    rl = Source("b", "Robots", "We train robot policies with RL from scratch.", 0.9)
+    assert focus("How is RL used for robots?", [world, rl]) == rl
+    assert focus("How is RL used for robots?", [world]) is None
+
+
 def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
