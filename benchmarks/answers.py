@@ -18,6 +18,17 @@ QUESTIONS = [
     "What is the capital of France?",
 ]
 
+# Chats of three turns: the follow-ups are where llama.cpp's saved prompt states count.
+CHATS = [
+    ("What is SAFER?", "What statistical method does it use to calibrate the sampling budget?",
+     "What does it guarantee?"),
+    ("What reward does DrPose maximize?", "Which dataset does it use?",
+     "How is that dataset built?"),
+    ("What does GlowQ share across groups of modules?", "How much faster is it?",
+     "Which models is it tested on?"),
+    ("How does TEDM forecast time series?", "What does it outperform?", "On which datasets?"),
+]
+
 
 def _summary(prefix: str, first: list[float], total: list[float]) -> dict[str, Any]:
     def pct(values: list[float], q: float) -> float:
@@ -79,4 +90,33 @@ def answer_latencies(work: Path) -> dict[str, Any]:
         if seen is not None:
             t_first.append(seen)
     result.update(_summary("tutorial_answer_", t_first, t_total))
+    result.update(chat_latencies(assistant))
+    return result
+
+
+def chat_latencies(assistant: Any) -> dict[str, Any]:
+    """Follow-up latency in chats (rewrite included), without and with saved prompt states,
+    each chat run both ways one after the other from an empty context."""
+    from llama_cpp import LlamaRAMCache
+
+    llama = assistant.llm.load()
+    saved_cache = llama.cache
+    times: dict[str, tuple[list[float], list[float]]] = {"off": ([], []), "on": ([], [])}
+    try:
+        for chat in CHATS:
+            for mode in ("off", "on"):
+                llama.reset()  # nothing of the previous chat left in the context
+                llama.set_cache(LlamaRAMCache(capacity_bytes=256 * 2**20) if mode == "on" else None)
+                history: list[tuple[str, str]] = []
+                for turn, question in enumerate(chat):
+                    answer = assistant.ask(question, history=history)
+                    history = [*history, (question, answer.text)]
+                    if turn and answer.timings.first_token is not None:
+                        times[mode][0].append(answer.timings.first_token)
+                        times[mode][1].append(answer.timings.total)
+    finally:
+        llama.set_cache(saved_cache)
+    result = {}
+    for mode, prefix in (("off", "chat_followup_no_cache_"), ("on", "chat_followup_")):
+        result.update(_summary(prefix, *times[mode]))
     return result

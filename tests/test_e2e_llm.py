@@ -52,3 +52,27 @@ def test_embedded_model_answers_and_every_citation_is_retrieved(bundled_home, mi
     assert all(c.paper_id in retrieved for c in answer.citations)
     assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
     assert answer.timings.first_token is not None
+
+
+def test_embedded_model_resumes_a_chat_prompt_from_its_saved_state(embedded_llm,
+                                                                     monkeypatch) -> None:
+    # In a chat the rewrite prompt runs between two answer prompts; the second answer prompt
+    # must resume from the first one's saved state, and answer exactly as when read in full.
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    llama = embedded_llm.load()
+    assert llama.cache is not None
+    answer = [SystemMessage("You answer in a few words, from the sources only."),
+              HumanMessage("Sources:\n[1] DrPose maximizes PoseScore, a differentiable reward.\n\n"
+                           "Question: What does DrPose maximize?")]
+    rewrite = [SystemMessage("You rewrite a follow-up question to stand alone."),
+               HumanMessage("Follow-up: and what data does it use?")]
+    first = embedded_llm.invoke(answer, max_tokens=12).content
+    embedded_llm.invoke(rewrite, max_tokens=12)
+    resumed: list[int] = []
+    load_state = llama.load_state
+    monkeypatch.setattr(llama, "load_state",
+                        lambda state: (resumed.append(len(state.input_ids)), load_state(state))[1])
+    again = embedded_llm.invoke(answer, max_tokens=12).content
+    assert resumed and resumed[0] > 20  # the whole earlier prompt, not a few shared tokens
+    assert again == first
