@@ -44,6 +44,7 @@ def main() -> int:
     right.plot(*series(rows, "server_retrieve_p50_ms"), "^-", label="assistant, Chroma server p50")
     right.plot(*series(rows, "tutorial_retrieve_p50_ms"), "s--", label="tutorial dense p50")
     right.set(title="Retrieval latency", xlabel="papers", ylabel="ms", xscale="log")
+    right.set_ylim(bottom=0)  # the tutorial's few milliseconds stay in sight
     for row in rows:  # say which points ran on busy cores
         load = row.get("load_average_start_end") or row.get("load_average_reported")
         if load:
@@ -52,8 +53,9 @@ def main() -> int:
                           textcoords="offset points", xytext=(4, -10))
     for axis in (left, middle, right):
         axis.grid(True, alpha=0.3)
-        axis.legend(fontsize=8)
-    fig.suptitle(f"{rows[-1].get('machine', '')} - {rows[-1].get('date', '')}", fontsize=9)
+        axis.legend(fontsize=8, loc="center right" if axis is right else "best")
+    runs = "; ".join(f"{r['papers']:,} papers {r.get('date', '?')}" for r in rows)
+    fig.suptitle(f"{rows[-1].get('machine', '')} - {runs}", fontsize=9)
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
