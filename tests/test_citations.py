@@ -169,6 +169,27 @@ def test_which_papers_lists_only_papers_that_mention_what_was_asked() -> None:
     assert single.check("GlowQ quantizes LLMs with low rank [2].").numbers == (2,)
 
 
+def test_question_words_plus_a_value_of_the_one_shown_paper_are_supported() -> None:
+    # Seen with the embedded model: the question restated around the answer, uncited, so
+    # little like the passage that the similarity and word-overlap checks dropped it.
+    text = "Our method lifts recall@10 while keeping precision, on three retrieval benchmarks."
+    far = lambda text: (0.0, 1.0)  # noqa: E731  (nothing is close to the source's vector)
+    question = "Which standard evaluation measure do the authors report as mainly lifted?"
+    answer = ("The standard evaluation measure the authors report as mainly lifted, keeping "
+              "precision, is recall@10.")
+    one = CitationChecker([_evidence(1, "Dense Retrieval", text)], embed=far, question=question)
+    kept = one.check(answer)
+    assert kept.dropped is None and kept.numbers == (1,)
+    # words that neither the question nor the paper has are claims of their own
+    assert one.check(answer.replace("recall@10", "recall@10 for household cleaning robots in "
+                                    "kitchens")).dropped
+    # with several papers shown, a value alone does not say which paper it is from
+    two = CitationChecker([_evidence(1, "Dense Retrieval", text),
+                           _evidence(2, "Sparse Retrieval", "We report recall@10 on MS MARCO.")],
+                          embed=far, question=question)
+    assert two.check(answer).dropped
+
+
 def test_title_or_echo_answers_to_which_work_give_the_method_name() -> None:
     text = "We propose Progressive Embedding Alignment (PEA), a backprop-free test-time method."
     title = "Architecture-Agnostic Test-Time Adaptation via Backprop-Free Embedding Alignment"
