@@ -55,7 +55,7 @@ class EmbeddedChatModel(BaseChatModel):
         """Load the model now (it loads itself on first use otherwise)."""
         if self._llama is None:
             try:
-                from llama_cpp import Llama, LlamaRAMCache
+                from llama_cpp import Llama
 
                 threads = self.n_threads or os.cpu_count() or 1
                 llama = Llama(
@@ -64,7 +64,9 @@ class EmbeddedChatModel(BaseChatModel):
                     verbose=False,
                 )
                 if self.prompt_cache_bytes > 0:
-                    llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache_bytes))
+                    from assistant.prompt_cache import PromptCache
+
+                    llama.set_cache(PromptCache(capacity_bytes=self.prompt_cache_bytes))
                 self._llama = llama
             except Exception as exc:
                 raise ModelError(
