@@ -65,6 +65,14 @@ FOLLOW_UP = " (follow-up to: "
 _BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
 
 
+def join_follow_up(question: str, earlier: str) -> str:
+    """A follow-up asked together with the earlier question, flat when that was itself one."""
+    own, joined, before = earlier.partition(FOLLOW_UP)
+    if joined:
+        earlier = f"{own} {before.removesuffix(')')}"
+    return f"{question}{FOLLOW_UP}{earlier})"
+
+
 def asked(question: str) -> str:
     """The part of a question that says what kind of answer it wants."""
     own, joined, earlier = question.partition(FOLLOW_UP)

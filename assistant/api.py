@@ -176,12 +176,9 @@ class Assistant:
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
             # question says what it is about (flat when it was itself such a follow-up).
-            from assistant.answer import FOLLOW_UP
+            from assistant.answer import join_follow_up
 
-            earlier = history[-1][0]
-            if FOLLOW_UP in earlier:
-                earlier = earlier.replace(FOLLOW_UP, " ").removesuffix(")")
-            return f"{question}{FOLLOW_UP}{earlier})"
+            return join_follow_up(question, history[-1][0])
         return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:

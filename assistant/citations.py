@@ -202,6 +202,11 @@ def _flat(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
 
 
+def _values_in(sentence: str) -> list[str]:
+    """The numbers and symbols (pass@k) a sentence gives."""
+    return _NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
+
+
 def mentions(text: str, name: str) -> bool:
     """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
     "vlm"; "rl" is not in "world")."""
@@ -292,8 +297,7 @@ class CitationChecker:
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not
         hold: an answer made of values the source states, whatever the question called them."""
-        values = _NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
-        return any(normalise(v) not in self._question_text for v in values)
+        return any(normalise(v) not in self._question_text for v in _values_in(sentence))
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
@@ -322,8 +326,7 @@ class CitationChecker:
             # paper states ("The metric it improves, keeping pass@1, is pass@k."): nothing in
             # it is new but what the source says, however little it resembles the passage.
             value = next((p for p in item.passages if any(
-                normalise(v) in normalise(p) for v in _SYMBOLIC.findall(sentence)
-                + _NUMBER.findall(sentence))), passage)
+                normalise(v) in normalise(p) for v in _values_in(sentence))), passage)
             return self.threshold, value, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
 
