@@ -12,6 +12,7 @@ import os
 import re
 import uuid
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -104,27 +105,39 @@ class BM25:
         hits = hits[np.argsort(-scores[hits], kind="stable")]
         return [(int(i), float(scores[i])) for i in hits]
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index as arrays for ``np.savez``; ``from_arrays`` reads them back."""
+        terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        return {"terms": np.array("\n".join(terms_sorted)), "offsets": self.offsets,
+                "documents": self.documents, "weights": self.weights,
+                "size": np.array([self.size]), "keys": np.array("\n".join(self.keys))}
+
+    @classmethod
+    def from_arrays(cls, data: Mapping[str, np.ndarray]) -> BM25:
+        size = int(data["size"][0])
+        words = str(data["terms"]).split("\n") if size else []
+        keys = str(data["keys"]).split("\n") if size and "keys" in data else []
+        vocabulary = {t: i for i, t in enumerate(words)}
+        return cls(vocabulary, data["offsets"], data["documents"], data["weights"], size, keys)
+
     def save(self, path: Path) -> None:
         """Write the index (atomically) for a later process to load."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        # A name of its own per writer: two indexers saving at once must not write one file.
-        tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
-        try:
-            with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
-                np.savez(handle, terms=np.array("\n".join(terms_sorted)), offsets=self.offsets,
-                         documents=self.documents, weights=self.weights,
-                         size=np.array([self.size]), keys=np.array("\n".join(self.keys)))
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        save_arrays(path, self.arrays())
 
     @classmethod
     def load(cls, path: Path) -> BM25:
         with np.load(path, allow_pickle=False) as data:
-            size = int(data["size"][0])
-            words = str(data["terms"]).split("\n") if size else []
-            keys = str(data["keys"]).split("\n") if size and "keys" in data.files else []
-            offsets, documents, weights = data["offsets"], data["documents"], data["weights"]
-        vocabulary = {t: i for i, t in enumerate(words)}
-        return cls(vocabulary, offsets, documents, weights, size, keys)
+            return cls.from_arrays(data)
+
+
+def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` to the ``.npz`` file ``path`` atomically: a reader sees all or nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A name of its own per writer: two indexers saving at once must not write one file.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
+            np.savez(handle, **arrays)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -6,12 +6,16 @@ import re
 import threading
 import zipfile
 from collections import defaultdict
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from assistant.chunk_table import ChunkTable
 from assistant.citations import normalise, question_names
-from assistant.lexical import BM25
+from assistant.lexical import BM25, save_arrays
 from assistant.store import Store, embed_text
 from assistant.types import Source
 
@@ -22,96 +26,123 @@ _CANDIDATES = 40  # chunks taken from each list before fusion
 @dataclass
 class _Lexical:
     version: str
-    ids: list[str]  # chunk id of each BM25 document
     bm25: BM25
+    table: ChunkTable  # document i of the BM25 index is chunk i of the table
+    normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
+
+    def normalised_text(self, i: int) -> str:
+        if i not in self.normalised:
+            if len(self.normalised) >= 20_000:
+                self.normalised.clear()  # bounded, for a long-running server
+            self.normalised[i] = normalise(self.table.text(i))
+        return self.normalised[i]
 
 
 class HybridRetriever:
     """Ranks papers for a question; the BM25 index follows the collection's version.
 
-    A saved BM25 index carries its chunk ids, so a new process loads it without reading any
-    chunk text; the texts of the chunks it finds are fetched by id, per question.
+    The BM25 index is saved with a table of every chunk's text and paper, so a new process
+    loads both without reading the collection, and a question asks Chroma only for the ids
+    of its nearest chunks.
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lexical: _Lexical | None = None
         self._lock = threading.Lock()
+        self._embedder: ThreadPoolExecutor | None = None
+
+    def _embed_question(self, question: str) -> Future[list[float]]:
+        """The question's vector, computed on a thread of its own: the model releases the GIL,
+        so the lexical half of the search runs meanwhile."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = ThreadPoolExecutor(1, thread_name_prefix="question-vector")
+        return self._embedder.submit(self.store.embeddings.embed_query, question)
 
     def _lexical_index(self) -> _Lexical:
         version = self.store.version()
         with self._lock:
             if self._lexical is None or self._lexical.version != version:
-                bm25 = self._load(version) or self._build(version)
-                self._lexical = _Lexical(version, bm25.keys, bm25)
+                self._lexical = self._load(version) or self._build(version)
             return self._lexical
 
     def _path(self, version: str) -> Path | None:
         folder = self.store.cache_dir
         return folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.npz" if folder else None
 
-    def _load(self, version: str) -> BM25 | None:
-        """The BM25 index saved for this version of the collection, if it is sound."""
+    def _load(self, version: str) -> _Lexical | None:
+        """The index saved for this version of the collection, if it is sound."""
         path = self._path(version)
         if path is None or not path.is_file():
             return None
         try:
-            index = BM25.load(path)
+            with np.load(path, allow_pickle=False) as data:
+                bm25 = BM25.from_arrays(data)
+                table = ChunkTable.from_arrays(data, bm25.keys)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # damaged or from another version of the code: build it again
-        if len(index.keys) != index.size or index.size != self.store.count():
+        if len(table) != bm25.size or bm25.size != self.store.count():
             return None
-        return index
+        return _Lexical(version, bm25, table)
 
-    def _build(self, version: str) -> BM25:
+    def _build(self, version: str) -> _Lexical:
         ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")
                      for t, m in zip(texts, metas, strict=True)]
-        index = BM25.build(documents, keys=ids)
+        bm25 = BM25.build(documents, keys=ids)
+        table = ChunkTable.build(ids, texts, metas)
         path = self._path(version)
         if path is not None:
             try:
                 for old in path.parent.glob("*.npz"):
                     old.unlink()
-                index.save(path)
+                save_arrays(path, {**bm25.arrays(), **table.arrays()})
             except OSError:
                 pass  # a read-only store still answers; the index is rebuilt next time
-        return index
+        return _Lexical(version, bm25, table)
 
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""
         lexical = self._lexical_index()
-        if not question.strip() or not lexical.ids:
+        table = lexical.table
+        if not question.strip() or not len(table):
             return []
-        vector = self.store.embeddings.embed_query(question)
-        dense = self.store.query(vector, _CANDIDATES, total=len(lexical.ids))
+        pending = self._embed_question(question)
         bm25 = lexical.bm25.search(question, _CANDIDATES)
+        names = question_names(question)
+        if names:
+            for index, _ in bm25:
+                lexical.normalised_text(index)  # ready for the name match below
+        dense = self.store.nearest(pending.result(), _CANDIDATES, total=len(table))
+        # Chunks written since the index was built (it follows within a second) are read
+        # from the store; every other text comes from the table.
+        fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
 
         chunks: dict[str, tuple[str, dict[str, Any]]] = {}
         chunk_score: dict[str, float] = defaultdict(float)
         paper_dense: dict[str, float] = {}
         paper_lexical: dict[str, float] = {}
         rankings: list[list[str]] = [[], []]  # dense, lexical
-        for chunk_id, text, meta, similarity in dense:
-            if not meta or "paper_id" not in meta or text is None:
-                continue  # written or deleted by an indexer at this very moment
-            chunks[chunk_id] = (text, meta)
-            pid = meta["paper_id"]
+        for chunk_id, similarity in dense:
+            at = table.position(chunk_id)
+            found = (table.text(at), table.meta(at)) if at is not None else fetched.get(chunk_id)
+            if not found or "paper_id" not in found[1]:
+                continue  # deleted by an indexer at this very moment
+            chunks[chunk_id] = found
+            pid = found[1]["paper_id"]
             if pid not in paper_dense:
                 rankings[0].append(pid)
                 paper_dense[pid] = similarity
             chunk_score[chunk_id] += similarity
         top_bm25 = bm25[0][1] if bm25 else 1.0
-        fetched = self.store.chunks([lexical.ids[i] for i, _ in bm25
-                                     if lexical.ids[i] not in chunks])
         for index, score in bm25:
-            chunk_id = lexical.ids[index]
-            if chunk_id not in chunks and chunk_id in fetched:
-                chunks[chunk_id] = fetched[chunk_id]
-            meta = chunks.get(chunk_id, ("", {}))[1]
-            if not meta or "paper_id" not in meta:
-                continue  # deleted since the index was built
-            pid = meta["paper_id"]
+            chunk_id = table.ids[index]
+            if chunk_id not in chunks:
+                chunks[chunk_id] = (table.text(index), table.meta(index))
+            pid = chunks[chunk_id][1].get("paper_id")
+            if pid is None:
+                continue
             if pid not in paper_lexical:
                 rankings[1].append(pid)
                 paper_lexical[pid] = score
@@ -119,19 +150,24 @@ class HybridRetriever:
 
         # Papers that contain a name from the question (a method, dataset, acronym) rank as
         # a third list: a name match is the surest sign of the paper being asked about.
-        names = question_names(question)
         if names:
+            def normalised(chunk_id: str) -> str:
+                at = table.position(chunk_id)
+                return lexical.normalised_text(at) if at is not None else normalise(chunks[chunk_id][0])
+
+            titles: dict[str, str] = {}
             hits: dict[str, int] = defaultdict(int)
-            for chunk_id, (text, meta) in chunks.items():
-                haystack = normalise(f"{meta.get('title', '')} {text}")
-                found = sum(1 for name in names if name in haystack)
-                hits[meta["paper_id"]] = max(hits[meta["paper_id"]], found)
+            for chunk_id, (_, meta) in chunks.items():
+                pid = meta["paper_id"]
+                if pid not in titles:
+                    titles[pid] = normalise(str(meta.get("title", "")))
+                text = normalised(chunk_id)
+                haystack = f"{titles[pid]} {text}"
+                hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
+                # A paper's passages that carry the question's names come first: they are
+                # what the answer must quote (its ranking among papers is unchanged by this).
+                chunk_score[chunk_id] += sum(1.0 for name in names if name in text)
             rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
-            # A paper's passages that carry the question's names come first: they are what
-            # the answer must quote (its ranking among papers is unchanged by this).
-            for chunk_id, (text, meta) in chunks.items():
-                haystack = normalise(text)
-                chunk_score[chunk_id] += sum(1.0 for name in names if name in haystack)
 
         fused: dict[str, float] = defaultdict(float)
         for ranking in rankings:

@@ -152,23 +152,18 @@ class Store:
             if d is not None and m
         }
 
-    def query(
-        self, vector: list[float], n: int, total: int | None = None
-    ) -> list[tuple[str, str, dict[str, Any], float]]:
-        """The ``n`` nearest chunks (of ``total`` when known): id, text, metadata, cosine."""
+    def nearest(self, vector: list[float], n: int, total: int | None = None) -> list[tuple[str, float]]:
+        """Ids and cosine similarities of the ``n`` nearest chunks (of ``total`` when known).
+
+        Only ids and distances: reading the chunks' texts and metadata from Chroma's SQLite
+        would cost more than the vector search itself.
+        """
         n = min(n, self.count() if total is None else total)
         if n <= 0:
             return []
-        found = self.collection.query(
-            query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "distances"]
-        )
-        return [
-            (i, d, m, 1.0 - float(dist))
-            for i, d, m, dist in zip(
-                found["ids"][0], found["documents"][0], found["metadatas"][0],
-                found["distances"][0], strict=True,
-            )
-        ]
+        found = self.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        return [(i, 1.0 - float(d))
+                for i, d in zip(found["ids"][0], found["distances"][0], strict=True)]
 
 
 def _paper_info(m: dict[str, Any]) -> PaperInfo:

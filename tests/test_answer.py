@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import BUNDLED
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer import ABSTAIN_TEXT
@@ -209,6 +210,76 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
         saved[0].write_bytes(damage)  # damaged: rebuilt from the store, same ranking
         rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
         assert [s.title for s in rebuilt] == first
+
+
+def test_chunk_table_round_trips_texts_and_papers() -> None:
+    from assistant.chunk_table import ChunkTable
+
+    texts = ["Plain text.", "Ünïcode — dashes and 漢字.", "", "Second chunk of paper one."]
+    metas = [{"paper_id": "p1", "title": "One", "chunk": 0, "abstract": "long"},
+             {"paper_id": "p2", "title": "Two", "title_derived": True, "arxiv_id": "2601.1"},
+             {"paper_id": "p3", "title": "Three"},
+             {"paper_id": "p1", "title": "One", "chunk": 1}]
+    table = ChunkTable.build(["a", "b", "c", "d"], texts, metas)
+    again = ChunkTable.from_arrays(table.arrays(), ["a", "b", "c", "d"])
+    assert [again.text(i) for i in range(4)] == texts
+    assert again.meta(1) == {"paper_id": "p2", "title": "Two", "title_derived": True,
+                             "arxiv_id": "2601.1"}
+    assert again.meta(0) is again.meta(3)  # one record per paper, not per chunk
+    assert "abstract" not in again.meta(0)
+    assert again.position("d") == 3 and again.position("zz") is None
+    with pytest.raises(ValueError):
+        ChunkTable.from_arrays(table.arrays(), ["a", "b"])
+
+
+def test_a_question_reads_the_store_once_for_its_nearest_chunks(bundled_home, minilm, tmp_path,
+                                                               monkeypatch) -> None:
+    import shutil
+
+    from assistant.store import Store
+
+    home = tmp_path / "home"
+    shutil.copytree(bundled_home, home)
+    question = "How is the sampling budget calibrated?"
+    assistant = Assistant(Settings(home=home), embeddings=minilm)
+    first = assistant.retrieve(question)
+    calls: list[str] = []
+    collection = assistant.retriever.store.collection
+    for name in ("get", "query"):
+        def spy(*args, _name=name, _original=getattr(collection, name), **kwargs):
+            calls.append(f"{_name} {kwargs.get('include')}")
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(collection, name, spy, raising=False)
+    again = assistant.retrieve(question)
+    assert [(s.title, s.passages) for s in again] == [(s.title, s.passages) for s in first]
+    assert calls == ["query ['distances']"]
+
+
+def test_chunks_written_after_the_lexical_index_are_read_from_the_store(
+        settings, fake_embeddings, tmp_path) -> None:
+    from assistant.indexing import build_index
+
+    extra = tmp_path / "extra.txt"
+    build_index(settings, embeddings=fake_embeddings)
+    assistant = Assistant(settings, embeddings=fake_embeddings)
+    assistant.retrieve("anything")  # the lexical index and its table, for this version
+    store = assistant.retriever.store
+    pinned = store.version()
+    store.version = lambda max_age=1.0: pinned  # the indexer's change not yet seen
+    before = set(store.chunk_ids())
+    extra.write_text("Extra Papers\n\nWe propose Widget, which sorts marbles by colour.\n")
+    build_index(settings, [BUNDLED, extra], embeddings=fake_embeddings)
+    from assistant.store import embed_text
+
+    new = store.collection.get(ids=[i for i in store.chunk_ids() if i not in before])
+    assert len(new["ids"]) == 1
+    # The fake embeds equal texts equally: this question's nearest chunk is the new one.
+    question = embed_text(new["metadatas"][0]["title"], new["documents"][0])
+    found = assistant.retriever.retrieve(question, k=50)
+    mine = [s for s in found if s.chunk_ids == (new["ids"][0],)]
+    assert mine and mine[0].dense > 0.999 and "sorts marbles" in mine[0].text
+    assert len(assistant.retriever._lexical.table) < store.count()
 
 
 def test_lexical_index_saved_by_many_writers_at_once_stays_whole(tmp_path) -> None:

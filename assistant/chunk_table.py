@@ -1,0 +1,74 @@
+"""Every indexed chunk's text and paper, kept in memory beside the BM25 index.
+
+With it a question reads Chroma once, for the ids of its dense neighbours: the text and the
+paper of every candidate, dense or lexical, are looked up here. The texts are one UTF-8
+byte string with offsets, so a saved table of 47,000 chunks loads in one read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+# What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
+PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id")
+
+
+class ChunkTable:
+    """Chunk ``i`` is ``ids[i]``; the table's order is the BM25 index's document order."""
+
+    def __init__(self, ids: Sequence[str], text: bytes, offsets: np.ndarray, paper: np.ndarray,
+                 papers: list[dict[str, Any]]) -> None:
+        if not (len(ids) + 1 == len(offsets) and len(ids) == len(paper)):
+            raise ValueError("chunk table arrays disagree in length")
+        self.ids = list(ids)
+        self._text = text
+        self._offsets = offsets
+        self._paper = paper
+        self._papers = papers
+        self._position = {chunk_id: i for i, chunk_id in enumerate(self.ids)}
+
+    @classmethod
+    def build(cls, ids: Sequence[str], texts: Sequence[str],
+              metas: Sequence[Mapping[str, Any] | None]) -> ChunkTable:
+        encoded = [(t or "").encode() for t in texts]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        papers: list[dict[str, Any]] = []
+        number: dict[str, int] = {}
+        paper = np.empty(len(encoded), dtype=np.int32)
+        for i, meta in enumerate(metas):
+            meta = meta or {}
+            pid = str(meta.get("paper_id", ""))
+            if pid not in number:
+                number[pid] = len(papers)
+                papers.append({k: meta[k] for k in PAPER_FIELDS if k in meta})
+            paper[i] = number[pid]
+        return cls(ids, b"".join(encoded), offsets, paper, papers)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def position(self, chunk_id: str) -> int | None:
+        return self._position.get(chunk_id)
+
+    def text(self, i: int) -> str:
+        return self._text[self._offsets[i]:self._offsets[i + 1]].decode()
+
+    def meta(self, i: int) -> dict[str, Any]:
+        """The chunk's paper: its id, title and identifiers (shared: do not change it)."""
+        return self._papers[self._paper[i]]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The table as arrays for ``np.savez`` (the ids are saved with the BM25 index)."""
+        return {"chunk_text": np.frombuffer(self._text, dtype=np.uint8),
+                "chunk_offsets": self._offsets, "chunk_paper": self._paper,
+                "chunk_papers": np.array(json.dumps(self._papers))}
+
+    @classmethod
+    def from_arrays(cls, data: Mapping[str, np.ndarray], ids: Sequence[str]) -> ChunkTable:
+        return cls(ids, data["chunk_text"].tobytes(), data["chunk_offsets"], data["chunk_paper"],
+                   json.loads(str(data["chunk_papers"])))
