@@ -97,7 +97,7 @@ def answer_latencies(work: Path) -> dict[str, Any]:
 def chat_latencies(assistant: Any) -> dict[str, Any]:
     """Follow-up latency in chats (rewrite included), without and with saved prompt states,
     each chat run both ways one after the other from an empty context."""
-    from llama_cpp import LlamaRAMCache
+    from assistant.prompt_cache import PromptCache
 
     llama = assistant.llm.load()
     saved_cache = llama.cache
@@ -106,7 +106,7 @@ def chat_latencies(assistant: Any) -> dict[str, Any]:
         for chat in CHATS:
             for mode in ("off", "on"):
                 llama.reset()  # nothing of the previous chat left in the context
-                llama.set_cache(LlamaRAMCache(capacity_bytes=256 * 2**20) if mode == "on" else None)
+                llama.set_cache(PromptCache(capacity_bytes=256 * 2**20) if mode == "on" else None)
                 history: list[tuple[str, str]] = []
                 for turn, question in enumerate(chat):
                     answer = assistant.ask(question, history=history)
