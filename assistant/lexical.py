@@ -8,15 +8,15 @@ the index can be saved next to the store and loaded in milliseconds.
 from __future__ import annotations
 
 import math
-import os
 import re
-import uuid
 from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from assistant.files import save_arrays
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -128,16 +128,3 @@ class BM25:
     def load(cls, path: Path) -> BM25:
         with np.load(path, allow_pickle=False) as data:
             return cls.from_arrays(data)
-
-
-def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` to the ``.npz`` file ``path`` atomically: a reader sees all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A name of its own per writer: two indexers saving at once must not write one file.
-    tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
-            np.savez(handle, **arrays)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ import functools
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -43,6 +44,7 @@ class EmbeddedChatModel(BaseChatModel):
     n_threads: int | None = None
     max_tokens: int = 320
     prompt_cache_bytes: int = 256 * 2**20  # about 13 MB per saved prompt of 460 tokens
+    state_dir: str | None = None  # where prompt states outlive the process (None: RAM only)
     temperature: float = 0.0
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
@@ -55,18 +57,22 @@ class EmbeddedChatModel(BaseChatModel):
         """Load the model now (it loads itself on first use otherwise)."""
         if self._llama is None:
             try:
+                import llama_cpp
                 from llama_cpp import Llama
 
                 threads = self.n_threads or os.cpu_count() or 1
-                llama = Llama(
-                    model_path=self.model_path, n_ctx=self.n_ctx, n_threads=threads,
-                    n_threads_batch=threads, n_batch=512, n_ubatch=128, flash_attn=True,
-                    verbose=False,
-                )
+                params = {"n_ctx": self.n_ctx, "n_batch": 512, "n_ubatch": 128, "flash_attn": True}
+                llama = Llama(model_path=self.model_path, n_threads=threads,
+                              n_threads_batch=threads, verbose=False, **params)
                 if self.prompt_cache_bytes > 0:
-                    from assistant.prompt_cache import PromptCache
+                    from assistant.prompt_cache import PromptCache, state_folder
 
-                    llama.set_cache(PromptCache(capacity_bytes=self.prompt_cache_bytes))
+                    folder = None
+                    if self.state_dir:
+                        context = f"llama-cpp-python {llama_cpp.__version__} {sorted(params.items())}"
+                        folder = state_folder(Path(self.state_dir), self.model_path, context)
+                    llama.set_cache(PromptCache(capacity_bytes=self.prompt_cache_bytes,
+                                                folder=folder))
                 self._llama = llama
             except Exception as exc:
                 raise ModelError(
@@ -88,10 +94,7 @@ class EmbeddedChatModel(BaseChatModel):
         with self._lock:  # one llama.cpp context: one generation at a time
             llama = self.load()
             pieces = 0
-            stream = llama.create_chat_completion(
-                messages=self._messages(messages), stream=True, stop=stop,
-                temperature=self.temperature, max_tokens=kwargs.get("max_tokens", self.max_tokens),
-            )
+            stream = self._parts(llama, messages, stop, kwargs.get("max_tokens", self.max_tokens))
             try:
                 for part in stream:
                     text = part["choices"][0]["delta"].get("content")
@@ -114,6 +117,33 @@ class EmbeddedChatModel(BaseChatModel):
                     },
                 )
             )
+
+    def _parts(self, llama: Any, messages: list[BaseMessage], stop: list[str] | None,
+               max_tokens: int) -> Iterator[dict[str, Any]]:
+        """llama.cpp's stream of completion parts. A saved prompt state that llama.cpp cannot
+        load (made by another build, say) is dropped, with every other saved state, and the
+        prompt is read from the start."""
+        for attempt in (1, 2):
+            stream = llama.create_chat_completion(
+                messages=self._messages(messages), stream=True, stop=stop,
+                temperature=self.temperature, max_tokens=max_tokens,
+            )
+            try:
+                first = next(stream, None)
+            except RuntimeError as exc:
+                forget = getattr(llama.cache, "forget", None)
+                if attempt == 2 or "state" not in str(exc) or forget is None:
+                    raise
+                forget()
+                llama.reset()
+                continue
+            try:
+                if first is not None:
+                    yield first
+                yield from stream
+            finally:
+                stream.close()
+            return
 
     def _generate(
         self,
@@ -155,6 +185,7 @@ def build_llm(settings: Settings) -> BaseChatModel:
         n_ctx=settings.llm_context_window,
         n_threads=settings.threads,
         max_tokens=settings.answer_tokens,
+        state_dir=str(settings.cache_path()),
     )
 
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from assistant.chunk_table import ChunkTable
 from assistant.citations import normalise, question_names
-from assistant.lexical import BM25, save_arrays
+from assistant.files import save_arrays
+from assistant.lexical import BM25
 from assistant.store import Store, embed_text
 from assistant.types import Source
 

@@ -79,3 +79,66 @@ def test_embedded_model_resumes_a_chat_prompt_from_its_saved_state(embedded_llm,
     # a saved state keeps its KV cache, not a row of logits per token (270 MB for 460 tokens)
     states = list(llama.cache.cache_state.values())
     assert states and all(s.scores.shape[0] == 1 for s in states)
+
+
+def test_a_new_process_resumes_the_system_prompt_saved_by_the_last(embedded_llm, tmp_path,
+                                                                   monkeypatch) -> None:
+    # A one-shot `assistant ask` used to read its whole system prompt in every new process.
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from assistant.llm import EmbeddedChatModel
+
+    system = SystemMessage("You answer questions about research papers using only the numbered "
+                           "sources below each question. Answer in one short sentence, and end "
+                           "it with the number of its source in square brackets, like [1]. "
+                           "Copy method names, dataset names and numbers exactly.")
+    first = [system, HumanMessage("Sources:\n[1] DrPose maximizes PoseScore.\n\n"
+                                  "Question: What does DrPose maximize?")]
+    second = [system, HumanMessage("Sources:\n[1] GlowQ shares one quantizer per group.\n\n"
+                                   "Question: What does GlowQ share?")]
+
+    def model(state_dir):
+        llm = EmbeddedChatModel(model_path=embedded_llm.model_path, state_dir=state_dir)
+        llama = llm.load()
+        evaluated: list[int] = []
+        evaluate = llama.eval
+        monkeypatch.setattr(llama, "eval", lambda tokens: (evaluated.append(len(tokens)),
+                                                           evaluate(tokens))[1])
+        return llm, evaluated
+
+    writer, _ = model(str(tmp_path))
+    writer.invoke(first, max_tokens=8)
+    saved = list((tmp_path / "prompt-states").rglob("*.npz"))
+    assert len(saved) == 1
+
+    reader, read = model(str(tmp_path))
+    assert reader.load().cache.loaded_from_disk == 1
+    resumed = reader.invoke(second, max_tokens=12)
+    plain, full = model(None)
+    expected = plain.invoke(second, max_tokens=12)
+    assert resumed.content == expected.content  # word for word
+    # llama.cpp evaluates the prompt in one call, then one call per generated token
+    assert full[0] >= 60  # read in full: template, system prompt, sources, question
+    assert read[0] <= full[0] - 45  # the system prompt's tokens came from the saved state
+
+    saved = list((tmp_path / "prompt-states").rglob("*.npz"))
+    for path in saved:
+        path.write_bytes(b"damaged")
+    again, _ = model(str(tmp_path))
+    assert again.load().cache.loaded_from_disk == 0 and not any(p.exists() for p in saved)
+    assert again.invoke(second, max_tokens=12).content == expected.content
+
+    # A state llama.cpp cannot load (cut short here; from another build, say) is dropped, and
+    # the prompt is read in full.
+    import numpy as np
+
+    again.invoke(second, max_tokens=12)
+    path = next((tmp_path / "prompt-states").rglob("*.npz"))
+    with np.load(path) as data:
+        arrays = dict(data)
+    arrays["llama_state"] = arrays["llama_state"][: arrays["llama_state"].size // 2]
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+    broken, _ = model(str(tmp_path))
+    assert broken.load().cache.loaded_from_disk >= 1
+    assert broken.invoke(second, max_tokens=12).content == expected.content
