@@ -6,7 +6,6 @@ import re
 import threading
 import zipfile
 from collections import defaultdict
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,15 +50,6 @@ class HybridRetriever:
         self.store = store
         self._lexical: _Lexical | None = None
         self._lock = threading.Lock()
-        self._embedder: ThreadPoolExecutor | None = None
-
-    def _embed_question(self, question: str) -> Future[list[float]]:
-        """The question's vector, computed on a thread of its own: the model releases the GIL,
-        so the lexical half of the search runs meanwhile."""
-        with self._lock:
-            if self._embedder is None:
-                self._embedder = ThreadPoolExecutor(1, thread_name_prefix="question-vector")
-        return self._embedder.submit(self.store.embeddings.embed_query, question)
 
     def _lexical_index(self) -> _Lexical:
         version = self.store.version()
@@ -109,13 +99,10 @@ class HybridRetriever:
         table = lexical.table
         if not question.strip() or not len(table):
             return []
-        pending = self._embed_question(question)
+        vector = self.store.embeddings.embed_query(question)
+        dense = self.store.nearest(vector, _CANDIDATES, total=len(table))
         bm25 = lexical.bm25.search(question, _CANDIDATES)
         names = question_names(question)
-        if names:
-            for index, _ in bm25:
-                lexical.normalised_text(index)  # ready for the name match below
-        dense = self.store.nearest(pending.result(), _CANDIDATES, total=len(table))
         # Chunks written since the index was built (it follows within a second) are read
         # from the store; every other text comes from the table.
         fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
