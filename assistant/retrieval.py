@@ -31,11 +31,12 @@ class _Lexical:
     normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
 
     def normalised_text(self, i: int) -> str:
-        if i not in self.normalised:
+        text = self.normalised.get(i)  # one lookup: another thread may clear it meanwhile
+        if text is None:
             if len(self.normalised) >= 20_000:
                 self.normalised.clear()  # bounded, for a long-running server
-            self.normalised[i] = normalise(self.table.text(i))
-        return self.normalised[i]
+            text = self.normalised[i] = normalise(self.table.text(i))
+        return text
 
 
 class HybridRetriever:
