@@ -108,18 +108,19 @@ class HybridRetriever:
         # from the store; every other text comes from the table.
         fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
 
-        chunks: dict[str, tuple[str, dict[str, Any]]] = {}
+        # Each candidate's paper now; its text only if it is returned or name-matched.
+        papers: dict[str, dict[str, Any]] = {}
         chunk_score: dict[str, float] = defaultdict(float)
         paper_dense: dict[str, float] = {}
         paper_lexical: dict[str, float] = {}
         rankings: list[list[str]] = [[], []]  # dense, lexical
         for chunk_id, similarity in dense:
             at = table.position(chunk_id)
-            found = (table.text(at), table.meta(at)) if at is not None else fetched.get(chunk_id)
-            if not found or "paper_id" not in found[1]:
+            meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            if "paper_id" not in meta:
                 continue  # deleted by an indexer at this very moment
-            chunks[chunk_id] = found
-            pid = found[1]["paper_id"]
+            papers[chunk_id] = meta
+            pid = meta["paper_id"]
             if pid not in paper_dense:
                 rankings[0].append(pid)
                 paper_dense[pid] = similarity
@@ -127,9 +128,8 @@ class HybridRetriever:
         top_bm25 = bm25[0][1] if bm25 else 1.0
         for index, score in bm25:
             chunk_id = table.ids[index]
-            if chunk_id not in chunks:
-                chunks[chunk_id] = (table.text(index), table.meta(index))
-            pid = chunks[chunk_id][1].get("paper_id")
+            meta = papers.setdefault(chunk_id, table.meta(index))
+            pid = meta.get("paper_id")
             if pid is None:
                 continue
             if pid not in paper_lexical:
@@ -137,25 +137,29 @@ class HybridRetriever:
                 paper_lexical[pid] = score
             chunk_score[chunk_id] += score / top_bm25
 
+        def text(chunk_id: str) -> str:
+            at = table.position(chunk_id)
+            return table.text(at) if at is not None else fetched[chunk_id][0]
+
         # Papers that contain a name from the question (a method, dataset, acronym) rank as
         # a third list: a name match is the surest sign of the paper being asked about.
         if names:
             def normalised(chunk_id: str) -> str:
                 at = table.position(chunk_id)
-                return lexical.normalised_text(at) if at is not None else normalise(chunks[chunk_id][0])
+                return lexical.normalised_text(at) if at is not None else normalise(text(chunk_id))
 
             titles: dict[str, str] = {}
             hits: dict[str, int] = defaultdict(int)
-            for chunk_id, (_, meta) in chunks.items():
+            for chunk_id, meta in papers.items():
                 pid = meta["paper_id"]
                 if pid not in titles:
                     titles[pid] = normalise(str(meta.get("title", "")))
-                text = normalised(chunk_id)
-                haystack = f"{titles[pid]} {text}"
+                body = normalised(chunk_id)
+                haystack = f"{titles[pid]} {body}"
                 hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
                 # A paper's passages that carry the question's names come first: they are
                 # what the answer must quote (its ranking among papers is unchanged by this).
-                chunk_score[chunk_id] += sum(1.0 for name in names if name in text)
+                chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
             rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
 
         fused: dict[str, float] = defaultdict(float)
@@ -163,14 +167,14 @@ class HybridRetriever:
             for rank, pid in enumerate(ranking):
                 fused[pid] += 1.0 / (RRF_K + rank + 1)
         by_paper: dict[str, list[str]] = defaultdict(list)
-        for chunk_id in sorted(chunks, key=lambda c: -chunk_score[c]):
-            by_paper[chunks[chunk_id][1]["paper_id"]].append(chunk_id)
+        for chunk_id in sorted(papers, key=lambda c: -chunk_score[c]):
+            by_paper[papers[chunk_id]["paper_id"]].append(chunk_id)
 
         sources = []
         for pid in sorted(fused, key=lambda p: -fused[p])[:k]:
             best = by_paper[pid][:2]  # most relevant first
-            meta = chunks[best[0]][1]
-            passages = tuple(chunks[c][0] for c in best)
+            meta = papers[best[0]]
+            passages = tuple(text(c) for c in best)
             sources.append(
                 Source(
                     paper_id=pid,
