@@ -52,7 +52,7 @@ class Settings(BaseSettings):
         160, ge=32, le=400, description="ASSISTANT_CHUNK_TOKENS: chunk size in tiktoken tokens."
     )
     chunk_overlap: int = Field(
-        32, ge=0, le=200, description="ASSISTANT_CHUNK_OVERLAP: overlap between chunks, tokens."
+        16, ge=0, le=200, description="ASSISTANT_CHUNK_OVERLAP: overlap between chunks, tokens."
     )
     context_tokens: int = Field(
         360,

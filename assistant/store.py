@@ -305,10 +305,11 @@ def writer_lock(path: Path) -> Iterator[None]:
         lock.release()
 
 
-def _metadata(paper: Paper, chunk: Chunk, n_chunks: int) -> dict[str, Any]:
+def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, chunking: str) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "n_chunks": n_chunks, "tokens": chunk.tokens,
-        "chunk_hash": chunk.hash, "paper_hash": paper.content_hash, "title": paper.title,
+        "chunk_hash": chunk.hash, "paper_hash": paper.content_hash, "chunking": chunking,
+        "title": paper.title,
         "title_derived": paper.title_derived, "source": paper.source, "slot": paper.slot,
     }
     for key in ("arxiv_id", "openreview_id", "url", "collection"):
@@ -332,7 +333,8 @@ def index_papers(
 ) -> IndexReport:
     """Make the collection hold exactly ``papers``: add new, replace changed, drop removed.
 
-    Unchanged papers are neither embedded nor written. Each paper's chunks are written in
+    Unchanged papers are neither embedded nor written; a paper chunked with another size or
+    overlap than ``chunk_tokens``/``chunk_overlap`` counts as changed. Each paper's chunks are written in
     one call and carry the paper's hash and chunk count, so a run killed part-way leaves
     papers either complete or detectably incomplete, and the next run repairs them.
     The caller holds :func:`writer_lock`.
@@ -345,16 +347,18 @@ def index_papers(
             str(meta.get("paper_id")), {"ids": set(), "hashes": set(), "n": None, "slot": None}
         )
         entry["ids"].add(chunk_id)
-        entry["hashes"].add(meta.get("paper_hash"))
+        entry["hashes"].add((meta.get("paper_hash"), meta.get("chunking")))
         entry["n"] = meta.get("n_chunks")
         entry["slot"] = meta.get("slot")
 
     wanted = {p.id for p in papers}
+    chunking = f"{chunk_tokens}/{chunk_overlap}"
     todo: list[tuple[Paper, list[Chunk], bool]] = []
     unchanged = 0
     for paper in papers:
         old = existing.get(paper.id)
-        if old and old["hashes"] == {paper.content_hash} and old["n"] == len(old["ids"]):
+        if (old and old["hashes"] == {(paper.content_hash, chunking)}
+                and old["n"] == len(old["ids"])):
             unchanged += 1
             continue
         todo.append((paper, chunk_paper(paper, count_tokens, chunk_tokens, chunk_overlap), bool(old)))
@@ -373,13 +377,13 @@ def index_papers(
     for paper, chunks, _ in todo:
         batch += [(paper, c, len(chunks)) for c in chunks]
         if len(batch) >= _BATCH:
-            _write(store, batch)
+            _write(store, batch, chunking)
             done += len(batch)
             batch = []
             if progress:
                 progress(done, total)
     if batch:
-        _write(store, batch)
+        _write(store, batch, chunking)
         done += len(batch)
         if progress:
             progress(done, total)
@@ -398,12 +402,12 @@ def index_papers(
     )
 
 
-def _write(store: Store, batch: list[tuple[Paper, Chunk, int]]) -> None:
+def _write(store: Store, batch: list[tuple[Paper, Chunk, int]], chunking: str) -> None:
     vectors = store.embeddings.embed_documents([embed_text(p.title, c.text) for p, c, _ in batch])
     store.collection.upsert(
         ids=[c.id for _, c, _ in batch],
         documents=[c.text for _, c, _ in batch],
-        metadatas=[_metadata(p, c, n) for p, c, n in batch],
+        metadatas=[_metadata(p, c, n, chunking) for p, c, n in batch],
         embeddings=vectors,
     )
 

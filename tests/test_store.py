@@ -62,6 +62,27 @@ def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, t
     assert chunk_state(settings, fake_embeddings) == before
 
 
+def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embeddings, tmp_path) -> None:
+    corpus = write_corpus(tmp_path / "c", abstracts(5))
+    small = settings.model_copy(update={"chunk_tokens": 32, "chunk_overlap": 0})
+    first = build_index(small, [corpus], embeddings=fake_embeddings)
+    assert first.added == 5
+
+    large = settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 0})
+    again = build_index(large, [corpus], embeddings=fake_embeddings)
+    assert (again.added, again.updated, again.unchanged) == (0, 5, 0)
+    assert (first.chunks, again.chunks) == (10, 5)  # one chunk per abstract now, none left over
+    found = open_store(settings, fake_embeddings).collection.get(include=["metadatas"])
+    assert {m["chunking"] for m in found["metadatas"]} == {"200/0"}
+
+    # The overlap alone changes too: the chunks are the same texts, re-stamped.
+    overlap = settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 16})
+    third = build_index(overlap, [corpus], embeddings=fake_embeddings)
+    assert (third.updated, third.unchanged, third.chunks) == (5, 0, 5)
+    fourth = build_index(overlap, [corpus], embeddings=fake_embeddings)
+    assert (fourth.updated, fourth.unchanged) == (0, 5)
+
+
 def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_embeddings, tmp_path) -> None:
     texts = abstracts(6)
     corpus = write_corpus(tmp_path / "c", texts)
