@@ -83,6 +83,64 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
     assert (fourth.updated, fourth.unchanged) == (0, 5)
 
 
+def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
+    settings, tmp_path, monkeypatch
+) -> None:
+    import assistant.store as store_module
+    from assistant.corpus import load_papers
+    from assistant.tokens import count_tokens, encoding
+
+    monkeypatch.setattr(store_module, "_BATCH", 4)
+    monkeypatch.setattr(store_module, "_WINDOW", 12)
+    long_ones = [" ".join(f"Sentence {j} of paper {i} reports result R{i}x{j}." for j in range(i % 4 * 9 + 1))
+                 for i in range(20)]
+    papers = load_papers([write_corpus(tmp_path / "c", long_ones)])
+    calls: list[list[str]] = []
+
+    class Recording(DeterministicFakeEmbedding):
+        name: ClassVar[str] = "DeterministicFakeEmbedding"
+
+        def embed_documents(self, texts):
+            calls.append(list(texts))
+            return super().embed_documents(texts)
+
+    store = open_store(settings, Recording(size=384), create=True)
+    writes: list[list[str]] = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(collection, name)
+
+        def upsert(self, **kw):
+            writes.append(kw["ids"])
+            return collection.upsert(**kw)
+
+    collection = store.collection
+    store.collection = Spy()
+    enc = encoding(settings.cache_path())
+    seen = []
+    report = store_module.index_papers(store, papers, lambda t: count_tokens(enc, t), chunk_tokens=32,
+                                       chunk_overlap=0, progress=lambda d, t: seen.append((d, t)))
+    chunks = sum(len(w) for w in writes)
+    assert report.chunks == chunks > len(papers)  # several chunks for most papers
+    assert all(len(c) <= 4 for c in calls)
+    assert [d for d, _ in seen] == sorted({d for d, _ in seen}) and seen[-1] == (chunks, chunks)
+    # Within each window (whole papers, at least 12 chunks), calls go from short to long texts.
+    lengths = [[len(t) for t in c] for c in calls]
+    ascending = sum(1 for a, b in zip(lengths, lengths[1:]) if max(a) <= min(b))
+    assert ascending >= len(calls) - (chunks // 12 + 1)
+    # Every paper's chunks are written in one call, never split over two.
+    found = collection.get(include=["metadatas"])
+    paper_of = dict(zip(found["ids"], (m["paper_id"] for m in found["metadatas"])))
+    calls_per_paper: dict[str, set[int]] = {}
+    for n, w in enumerate(writes):
+        for i in w:
+            calls_per_paper.setdefault(paper_of[i], set()).add(n)
+    assert len(calls_per_paper) == len(papers)
+    assert all(len(v) == 1 for v in calls_per_paper.values())
+    assert len(writes) > 1  # written as papers complete, not all at the end
+
+
 def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_embeddings, tmp_path) -> None:
     texts = abstracts(6)
     corpus = write_corpus(tmp_path / "c", texts)
