@@ -320,6 +320,9 @@ def test_piped_follow_up_finds_safer_with_the_embedded_model(bundled_home, tmp_p
     assert f"[1] {SAFER}" in second
 
 
+PROMPT = re.escape("\x1b[0m>\x1b[0m")  # prompt_toolkit draws the prompt between colour resets
+
+
 @pytest.mark.llm
 def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None:
     import pexpect
@@ -342,8 +345,10 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
         time.sleep(0.5)
         child.sendline("")
         child.expect(r"score \d\.\d{4}")
+        child.expect(PROMPT)  # the sources are listed and the prompt is back
         child.sendline("What reward does DrPose maximize?")
-        time.sleep(2)
+        child.expect(["thinking", "reading the follow-up"])  # the answer is under way
+        time.sleep(0.5)
         child.sendintr()  # Ctrl-C stops the answer and the prompt comes back
         child.expect("stopped")
         child.expect(">")
