@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -329,8 +330,11 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
 
     env = {**os.environ, **_real_env(bundled_home, tmp_path), "TERM": "xterm",
            "PROMPT_TOOLKIT_NO_CPR": "1"}
+    # Ctrl-C must reach the chat as it would from a terminal, even when this test runs in a
+    # background job, whose commands start with SIGINT ignored (and pass that on to children).
     child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat"], cwd=str(ROOT), env=env,
-                          encoding="utf-8", dimensions=(50, 200), timeout=300)
+                          encoding="utf-8", dimensions=(50, 200), timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     screen = io.StringIO()
     child.logfile_read = screen
     try:
@@ -354,6 +358,9 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
         child.expect(">")
         child.sendline("/quit")
         child.expect(pexpect.EOF)
+    except pexpect.TIMEOUT as exc:  # show what the terminal showed, not pexpect's buffer
+        shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+        raise AssertionError(f"timed out; the screen ended with:\n{shown[-3000:]}") from exc
     finally:
         child.close()
     assert child.exitstatus == 0
