@@ -336,9 +336,10 @@ def index_papers(
     """Make the collection hold exactly ``papers``: add new, replace changed, drop removed.
 
     Unchanged papers are neither embedded nor written; a paper chunked with another size or
-    overlap than ``chunk_tokens``/``chunk_overlap`` counts as changed. Each paper's chunks are written in
-    one call and carry the paper's hash and chunk count, so a run killed part-way leaves
-    papers either complete or detectably incomplete, and the next run repairs them.
+    overlap than ``chunk_tokens``/``chunk_overlap`` counts as changed. Each paper's chunks
+    are written in one call and carry the paper's hash and chunk count, so a run killed
+    part-way leaves papers either complete or detectably incomplete, and the next run
+    repairs them.
     The caller holds :func:`writer_lock`.
     """
     started = time.perf_counter()

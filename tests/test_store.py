@@ -62,7 +62,8 @@ def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, t
     assert chunk_state(settings, fake_embeddings) == before
 
 
-def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embeddings, tmp_path) -> None:
+def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embeddings,
+                                                         tmp_path) -> None:
     corpus = write_corpus(tmp_path / "c", abstracts(5))
     small = settings.model_copy(update={"chunk_tokens": 32, "chunk_overlap": 0})
     first = build_index(small, [corpus], embeddings=fake_embeddings)
@@ -92,7 +93,8 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
 
     monkeypatch.setattr(store_module, "_BATCH", 4)
     monkeypatch.setattr(store_module, "_WINDOW", 12)
-    long_ones = [" ".join(f"Sentence {j} of paper {i} reports result R{i}x{j}." for j in range(i % 4 * 9 + 1))
+    long_ones = [" ".join(f"Sentence {j} of paper {i} reports result R{i}x{j}."
+                          for j in range(i % 4 * 9 + 1))
                  for i in range(20)]
     papers = load_papers([write_corpus(tmp_path / "c", long_ones)])
     calls: list[list[str]] = []
@@ -119,8 +121,9 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     store.collection = Spy()
     enc = encoding(settings.cache_path())
     seen = []
-    report = store_module.index_papers(store, papers, lambda t: count_tokens(enc, t), chunk_tokens=32,
-                                       chunk_overlap=0, progress=lambda d, t: seen.append((d, t)))
+    report = store_module.index_papers(store, papers, lambda t: count_tokens(enc, t),
+                                       chunk_tokens=32, chunk_overlap=0,
+                                       progress=lambda d, t: seen.append((d, t)))
     chunks = sum(len(w) for w in writes)
     assert report.chunks == chunks > len(papers)  # several chunks for most papers
     assert all(len(c) <= 4 for c in calls)
