@@ -6,7 +6,6 @@ import hashlib
 import threading
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -410,9 +409,7 @@ def _embed_and_write(store: Store, window: list[tuple[Paper, Chunk, int]], chunk
     texts = [embed_text(p.title, c.text) for p, c, _ in window]
     order = sorted(range(len(window)), key=lambda i: len(texts[i]))
     vectors: list[list[float] | None] = [None] * len(window)
-    waiting: dict[str, int] = defaultdict(int)  # chunks of each paper not yet embedded
-    for paper, _, _ in window:
-        waiting[paper.id] += 1
+    waiting = {p.id: n for p, _, n in window}  # chunks of each paper not yet embedded
     for start in range(0, len(order), _BATCH):
         part = order[start : start + _BATCH]
         for i, vector in zip(part, store.embeddings.embed_documents([texts[i] for i in part]),
@@ -420,9 +417,10 @@ def _embed_and_write(store: Store, window: list[tuple[Paper, Chunk, int]], chunk
             vectors[i] = vector
         complete = set()
         for i in part:
-            waiting[window[i][0].id] -= 1
-            if not waiting[window[i][0].id]:
-                complete.add(window[i][0].id)
+            pid = window[i][0].id
+            waiting[pid] -= 1
+            if not waiting[pid]:
+                complete.add(pid)
         ready = [i for i, (p, _, _) in enumerate(window) if p.id in complete]
         if ready:
             store.collection.upsert(

@@ -324,6 +324,11 @@ def test_piped_follow_up_finds_safer_with_the_embedded_model(bundled_home, tmp_p
 PROMPT = re.escape("\x1b[0m>\x1b[0m")  # prompt_toolkit draws the prompt between colour resets
 
 
+def _plain(screen: io.StringIO) -> str:
+    """What the terminal showed, without its escape sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+
+
 @pytest.mark.llm
 def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None:
     import pexpect
@@ -359,12 +364,12 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
         child.sendline("/quit")
         child.expect(pexpect.EOF)
     except pexpect.TIMEOUT as exc:  # show what the terminal showed, not pexpect's buffer
-        shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
-        raise AssertionError(f"timed out; the screen ended with:\n{shown[-3000:]}") from exc
+        tail = _plain(screen)[-3000:]
+        raise AssertionError(f"timed out; the screen ended with:\n{tail}") from exc
     finally:
         child.close()
     assert child.exitstatus == 0
-    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    shown = _plain(screen)
     assert "SAFER" in shown and "/sources" in shown
     history = (tmp_path / "home" / "chat_history").read_text()
     assert "What is SAFER?" in history and "/sources" in history
