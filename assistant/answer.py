@@ -295,9 +295,20 @@ def generate(
 
     claims_dropped = False
     seen: set[tuple[str, tuple[int, ...]]] = set()  # sentences kept, with their sources
+    written: set[str] = set()  # every sentence the model wrote, kept or not
+    looping = False
 
     def handle(prefix: str, raw: str, ends_line: bool) -> Iterator[str]:
-        nonlocal refused, line_has_text, claims_dropped
+        nonlocal refused, line_has_text, claims_dropped, looping
+        said_before = _said(raw)
+        if said_before in written:
+            # The model decodes greedily: once it writes a sentence again word for word it
+            # is in a loop and would repeat it up to its token limit.
+            dropped.append(Dropped(raw, "repeats an earlier sentence"))
+            looping = True
+            return
+        if said_before:
+            written.add(said_before)
         verdict = checker.check(raw)
         if verdict.refusal:
             if not kept:
@@ -344,13 +355,19 @@ def generate(
             ready, pending = _complete_part(pending)
             for prefix, raw, ends_line in split_units(ready) if ready else ():
                 yield from handle(prefix, raw, ends_line or ready.endswith("\n"))
-            if refused:
-                break  # the model says the sources lack the answer: stop generating
+                if looping:
+                    break
+            if refused or looping:
+                break  # the sources lack the answer, or the model repeats itself: stop it
     finally:
         close = getattr(stream, "close", None)
         if close:
             close()
-    if not refused and pending.strip():
+    if usage == Usage():  # stopped before the model's last chunk, which carries the counts
+        counts = getattr(llm, "stopped_usage", lambda: None)()
+        if counts:
+            usage = Usage(int(counts["input_tokens"]), int(counts["output_tokens"]))
+    if not refused and not looping and pending.strip():
         for prefix, raw, ends_line in split_units(pending):
             yield from handle(prefix, raw, ends_line)
     for number in sorted(set(checker.invalid_markers)):
@@ -367,6 +384,12 @@ def generate(
         yield finish(ABSTAIN_TEXT, None, True, first_token, usage)
         return
     yield finish("".join(kept).strip(), render, False, first_token, usage)
+
+
+def _said(raw: str) -> str:
+    """A sentence's words, for spotting one written again; empty for a bare citation."""
+    words = " ".join(raw.lower().split()).rstrip(".!?,;: ")
+    return words if any(c.isalpha() for c in re.sub(r"\[[^\]]*\]", "", words)) else ""
 
 
 def _complete_part(text: str) -> tuple[str, str]:

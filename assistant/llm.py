@@ -48,6 +48,7 @@ class EmbeddedChatModel(BaseChatModel):
     temperature: float = 0.0
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _recent: Any = PrivateAttr(default_factory=threading.local)  # each thread's last usage
 
     @property
     def _llm_type(self) -> str:
@@ -93,6 +94,7 @@ class EmbeddedChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         with self._lock:  # one llama.cpp context: one generation at a time
             llama = self.load()
+            self._recent.usage = None
             pieces = 0
             stream = self._parts(llama, messages, stop, kwargs.get("max_tokens", self.max_tokens))
             try:
@@ -107,16 +109,16 @@ class EmbeddedChatModel(BaseChatModel):
                     yield chunk
             finally:
                 stream.close()
-            total = int(llama.n_tokens)
-            yield ChatGenerationChunk(
-                message=AIMessageChunk(
-                    content="",
-                    usage_metadata={
-                        "input_tokens": max(total - pieces, 0), "output_tokens": pieces,
-                        "total_tokens": total,
-                    },
-                )
-            )
+                total = int(llama.n_tokens)
+                usage = {"input_tokens": max(total - pieces, 0), "output_tokens": pieces,
+                         "total_tokens": total}
+                self._recent.usage = usage
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage))
+
+    def stopped_usage(self) -> dict[str, int] | None:
+        """The token counts of this thread's last stream, also when its reader closed it
+        before the end (the usage chunk comes last, so a stopped stream never yields it)."""
+        return getattr(self._recent, "usage", None)
 
     def _parts(self, llama: Any, messages: list[BaseMessage], stop: list[str] | None,
                max_tokens: int) -> Iterator[dict[str, Any]]:

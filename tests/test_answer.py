@@ -80,12 +80,44 @@ def test_unsupported_sentence_is_dropped_supported_one_kept(bundled_home, minilm
     assert any("4096" in d.sentence for d in answer.dropped)
 
 
+class Counting(FakeListChatModel):
+    """A fake model that counts the pieces of its reply it was asked to stream."""
+
+    streamed: int = 0
+
+    def _stream(self, *args, **kwargs):  # type: ignore[override]
+        for chunk in super()._stream(*args, **kwargs):
+            self.streamed += 1
+            yield chunk
+
+
 def test_a_repeated_sentence_is_kept_once(bundled_home, minilm) -> None:
     said = "GlowQ shares a low-rank approximation across groups of layers [1]."
     assistant, _ = make(bundled_home, minilm, f"{said}\n{said}\n{said}")
     answer = assistant.ask("What is GlowQ?")
     assert answer.text == said
-    assert [d.reason for d in answer.dropped] == ["repeats an earlier sentence"] * 2
+    assert [d.reason for d in answer.dropped] == ["repeats an earlier sentence"]
+
+
+def test_a_model_caught_in_a_loop_is_stopped(bundled_home, minilm) -> None:
+    # Greedy decoding that writes a line again writes it until its token limit (the
+    # evaluation's poem question: 320 tokens, 30 s). The first repeat ends the answer.
+    said = "GlowQ shares a low-rank approximation across groups of layers [1]."
+    line = "A vast and deep,\n"
+    loop = "The ocean, vast and deep,\n" + line * 40
+    for reply, text in ((f"{said}\n{loop}", said), (loop, ABSTAIN_TEXT)):
+        llm = Counting(responses=[reply])
+        answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(
+            "What is GlowQ?")
+        assert answer.text == text
+        # read up to the line's second time, not the 40 of them
+        assert llm.streamed <= len(reply) - 38 * len(line)
+        assert answer.dropped[-1].reason == "repeats an earlier sentence"
+    # A sentence written again with another source is not a loop: the model reads on.
+    reply = f"{said}\n{said.replace('[1]', '[2]')}\nGlowQ reduces memory overhead [1]."
+    llm = Counting(responses=[reply])
+    Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask("What is GlowQ?")
+    assert llm.streamed == len(reply)
 
 
 def test_uncited_sentence_is_attributed(bundled_home, minilm) -> None:
