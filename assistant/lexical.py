@@ -93,8 +93,8 @@ class BM25:
         if not rows:
             return []
         spans = [slice(self.offsets[row], self.offsets[row + 1]) for row in rows]
-        # one pass over every query term's postings: 0.8 against 1.1 ms a term at a time,
-        # 70,000 chunks
+        # every query term's postings in one pass: 0.8 ms a question at 70,000 chunks, against
+        # 1.1 ms adding one corpus-sized array per term
         scores = np.bincount(np.concatenate([self.documents[s] for s in spans]),
                              np.concatenate([self.weights[s] for s in spans]),
                              minlength=self.size)

@@ -101,7 +101,7 @@ def test_a_repeated_sentence_is_kept_once(bundled_home, minilm) -> None:
 
 def test_a_model_caught_in_a_loop_is_stopped(bundled_home, minilm) -> None:
     # Greedy decoding that writes a line again writes it until its token limit (the
-    # evaluation's poem question: 320 tokens, 30 s). The first repeat ends the answer.
+    # evaluation's poem question: 320 tokens, 41 s in all). The first repeat ends the answer.
     said = "GlowQ shares a low-rank approximation across groups of layers [1]."
     line = "A vast and deep,\n"
     loop = "The ocean, vast and deep,\n" + line * 40
