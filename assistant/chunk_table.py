@@ -20,10 +20,15 @@ PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id
 class ChunkTable:
     """Chunk ``i`` is ``ids[i]``; the table's order is the BM25 index's document order."""
 
-    def __init__(self, ids: Sequence[str], text: bytes, offsets: np.ndarray, paper: np.ndarray,
-                 papers: list[dict[str, Any]]) -> None:
+    def __init__(self, ids: Sequence[str], text: bytes | np.ndarray, offsets: np.ndarray,
+                 paper: np.ndarray, papers: Sequence[str]) -> None:
+        """``text`` is every chunk's UTF-8 bytes end to end; ``papers`` one JSON object each."""
         if not (len(ids) + 1 == len(offsets) and len(ids) == len(paper)):
             raise ValueError("chunk table arrays disagree in length")
+        if len(paper) and not 0 <= int(paper.min()) <= int(paper.max()) < len(papers):
+            raise ValueError("chunk table names a paper it does not hold")
+        if offsets[0] != 0 or offsets[-1] != len(text) or bool(np.any(offsets[1:] < offsets[:-1])):
+            raise ValueError("chunk table offsets do not fit its text")
         self.ids = list(ids)
         self._text = text
         self._offsets = offsets
@@ -32,7 +37,8 @@ class ChunkTable:
         # times faster than a numpy scalar's.
         self._starts: list[int] = offsets.tolist()
         self._paper_of: list[int] = paper.tolist()
-        self._papers = papers
+        self._paper_json = list(papers)
+        self._papers: list[dict[str, Any] | None] = [None] * len(self._paper_json)
         self._position = {chunk_id: i for i, chunk_id in enumerate(self.ids)}
 
     @classmethod
@@ -41,7 +47,7 @@ class ChunkTable:
         encoded = [(t or "").encode() for t in texts]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        papers: list[dict[str, Any]] = []
+        papers: list[str] = []
         number: dict[str, int] = {}
         paper = np.empty(len(encoded), dtype=np.int32)
         for i, meta in enumerate(metas):
@@ -49,7 +55,7 @@ class ChunkTable:
             pid = str(meta.get("paper_id", ""))
             if pid not in number:
                 number[pid] = len(papers)
-                papers.append({k: meta[k] for k in PAPER_FIELDS if k in meta})
+                papers.append(json.dumps({k: meta[k] for k in PAPER_FIELDS if k in meta}))
             paper[i] = number[pid]
         return cls(ids, b"".join(encoded), offsets, paper, papers)
 
@@ -60,19 +66,25 @@ class ChunkTable:
         return self._position.get(chunk_id)
 
     def text(self, i: int) -> str:
-        return self._text[self._starts[i]:self._starts[i + 1]].decode()
+        return bytes(self._text[self._starts[i]:self._starts[i + 1]]).decode()
 
     def meta(self, i: int) -> dict[str, Any]:
         """The chunk's paper: its id, title and identifiers (shared: do not change it)."""
-        return self._papers[self._paper_of[i]]
+        number = self._paper_of[i]
+        paper = self._papers[number]
+        if paper is None:  # two threads may both decode it: the same dict either way
+            paper = self._papers[number] = json.loads(self._paper_json[number])
+        return paper
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The table as arrays for ``np.savez`` (the ids are saved with the BM25 index)."""
-        return {"chunk_text": np.frombuffer(self._text, dtype=np.uint8),
-                "chunk_offsets": self._offsets, "chunk_paper": self._paper,
-                "chunk_papers": np.array(json.dumps(self._papers))}
+        """The table as plain arrays (the ids are saved with the BM25 index)."""
+        text = self._text if isinstance(self._text, np.ndarray) else np.frombuffer(self._text, np.uint8)
+        lines = "\n".join(self._paper_json).encode()  # json.dumps escapes every newline
+        return {"chunk_text": text, "chunk_offsets": self._offsets, "chunk_paper": self._paper,
+                "chunk_paper_lines": np.frombuffer(lines, dtype=np.uint8)}
 
     @classmethod
     def from_arrays(cls, data: Mapping[str, np.ndarray], ids: Sequence[str]) -> ChunkTable:
-        return cls(ids, data["chunk_text"].tobytes(), data["chunk_offsets"], data["chunk_paper"],
-                   json.loads(str(data["chunk_papers"])))
+        lines = data["chunk_paper_lines"].tobytes().decode()
+        return cls(ids, data["chunk_text"], data["chunk_offsets"], data["chunk_paper"],
+                   lines.split("\n") if lines else [])

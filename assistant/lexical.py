@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.files import save_arrays
+from assistant.files import load_mapped, save_mapped
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -93,39 +93,54 @@ class BM25:
         if not rows:
             return []
         spans = [slice(self.offsets[row], self.offsets[row + 1]) for row in rows]
-        # every query term's postings in one pass: 0.8 ms a question at 70,000 chunks, against
-        # 1.1 ms adding one corpus-sized array per term
-        scores = np.bincount(np.concatenate([self.documents[s] for s in spans]),
-                             np.concatenate([self.weights[s] for s in spans]),
+        # Every query term's postings in one pass. Only documents in the postings can score,
+        # and each appears there at most once per term, so the best ``n * len(rows)`` postings
+        # hold the best ``n`` documents (ties aside): ranking those, not a corpus-sized array,
+        # takes 0.27 against 0.55 ms a question at 45,000 chunks.
+        documents = np.concatenate([self.documents[s] for s in spans])
+        scores = np.bincount(documents, np.concatenate([self.weights[s] for s in spans]),
                              minlength=self.size)
-        hits = np.flatnonzero(scores)
-        if not len(hits):
-            return []
+        enough = n * len(rows)
+        if len(documents) > enough:
+            documents = documents[np.argpartition(-scores[documents], enough - 1)[:enough]]
+        hits = np.unique(documents)
         if len(hits) > n:
             hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
-        hits = hits[np.argsort(-scores[hits], kind="stable")]
+        hits = hits[np.lexsort((hits, -scores[hits]))]  # best first; ties by position
         return [(int(i), float(scores[i])) for i in hits]
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The index as arrays for ``np.savez``; ``from_arrays`` reads them back."""
+        """The index as plain arrays (strings as UTF-8 bytes); ``from_arrays`` reads them back."""
         terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        return {"terms": np.array("\n".join(terms_sorted)), "offsets": self.offsets,
+        return {"terms": _utf8("\n".join(terms_sorted)), "offsets": self.offsets,
                 "documents": self.documents, "weights": self.weights,
-                "size": np.array([self.size]), "keys": np.array("\n".join(self.keys))}
+                "size": np.array([self.size]), "keys": _utf8("\n".join(self.keys))}
 
     @classmethod
     def from_arrays(cls, data: Mapping[str, np.ndarray]) -> BM25:
         size = int(data["size"][0])
-        words = str(data["terms"]).split("\n") if size else []
-        keys = str(data["keys"]).split("\n") if size and "keys" in data else []
-        vocabulary = {t: i for i, t in enumerate(words)}
+        words = data["terms"].tobytes().decode().split("\n") if size else []
+        keys = data["keys"].tobytes().decode().split("\n") if size else []
+        vocabulary = dict(zip(words, range(len(words))))
+        offsets, documents = data["offsets"], data["documents"]
+        # A mapped file has no checksum: check what a search would trip over (about 2 ms).
+        if size and not (
+            len(offsets) == len(words) + 1 and offsets[0] == 0
+            and offsets[-1] == len(documents) == len(data["weights"])
+            and bool(np.all(offsets[1:] >= offsets[:-1]))
+            and 0 <= int(documents.min()) and int(documents.max()) < size
+        ):
+            raise ValueError("the saved BM25 index is damaged")
         return cls(vocabulary, data["offsets"], data["documents"], data["weights"], size, keys)
 
     def save(self, path: Path) -> None:
         """Write the index (atomically) for a later process to load."""
-        save_arrays(path, self.arrays())
+        save_mapped(path, self.arrays())
 
     @classmethod
     def load(cls, path: Path) -> BM25:
-        with np.load(path, allow_pickle=False) as data:
-            return cls.from_arrays(data)
+        return cls.from_arrays(load_mapped(path))
+
+
+def _utf8(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode(), dtype=np.uint8)

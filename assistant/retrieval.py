@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import re
 import threading
-import zipfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from assistant.chunk_table import ChunkTable
 from assistant.citations import normalise, question_names
-from assistant.files import save_arrays
+from assistant.files import load_mapped, save_mapped
 from assistant.lexical import BM25
 from assistant.store import Store, embed_text
 from assistant.types import Source
@@ -61,7 +59,7 @@ class HybridRetriever:
 
     def _path(self, version: str) -> Path | None:
         folder = self.store.cache_dir
-        return folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.npz" if folder else None
+        return folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.arrays" if folder else None
 
     def _load(self, version: str) -> _Lexical | None:
         """The index saved for this version of the collection, if it is sound."""
@@ -69,10 +67,10 @@ class HybridRetriever:
         if path is None or not path.is_file():
             return None
         try:
-            with np.load(path, allow_pickle=False) as data:
-                bm25 = BM25.from_arrays(data)
-                table = ChunkTable.from_arrays(data, bm25.keys)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            data = load_mapped(path)  # mapped, not read: the pages a question needs load
+            bm25 = BM25.from_arrays(data)
+            table = ChunkTable.from_arrays(data, bm25.keys)
+        except (OSError, ValueError, KeyError):
             return None  # damaged or from another version of the code: build it again
         if len(table) != bm25.size or bm25.size != self.store.count():
             return None
@@ -87,9 +85,10 @@ class HybridRetriever:
         path = self._path(version)
         if path is not None:
             try:
-                for old in path.parent.glob("*.npz"):
-                    old.unlink()
-                save_arrays(path, {**bm25.arrays(), **table.arrays()})
+                for pattern in ("*.arrays", "*.npz"):  # .npz: the format before 2026-12
+                    for old in path.parent.glob(pattern):
+                        old.unlink()
+                save_mapped(path, {**bm25.arrays(), **table.arrays()})
             except OSError:
                 pass  # a read-only store still answers; the index is rebuilt next time
         return _Lexical(version, bm25, table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -225,7 +226,7 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     shutil.copytree(bundled_home, home)
     question = "How is the sampling budget calibrated?"
     first = [s.title for s in Assistant(Settings(home=home), embeddings=minilm).retrieve(question)]
-    saved = list((home / "cache").rglob("*.npz")) or list(home.rglob("*.npz"))
+    saved = list((home / "cache").rglob("*.arrays")) or list(home.rglob("*.arrays"))
     assert len(saved) == 1
 
     def no_full_read(self):
@@ -238,10 +239,20 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     assert all(s.text for s in again)
 
     whole = saved[0].read_bytes()
-    for damage in (b"not an npz file", whole[: len(whole) // 2]):  # the second: a cut-off zip
+    length = int.from_bytes(whole[8:16], "little")
+    header = json.loads(whole[16:16 + length])
+    offsets_at = -(-(16 + length) // 64) * 64 + header["offsets"]["offset"] + 8
+    damages = [
+        b"not an arrays file",
+        whole[: len(whole) // 2],  # cut short
+        whole[:20] + b"#" * 10 + whole[30:],  # the header garbled
+        whole[:offsets_at] + b"\xff" * 64 + whole[offsets_at + 64:],  # offsets overwritten
+    ]
+    for damage in damages:
         saved[0].write_bytes(damage)  # damaged: rebuilt from the store, same ranking
         rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
         assert [s.title for s in rebuilt] == first
+        assert saved[0].read_bytes() == whole  # and saved again whole
 
 
 def test_chunk_table_round_trips_texts_and_papers() -> None:
