@@ -52,24 +52,37 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed_latencies(call, queries: list[str], repeat: int = 3) -> tuple[float, float]:
-    call(queries[0])  # warm: the first call loads what it needs
-    samples = []
-    for _ in range(repeat):
+def timed_latencies(calls: dict[str, Any], queries: list[str], repeat: int = 5
+                    ) -> dict[str, tuple[float, float]]:
+    """p50 and p95 in ms of each call, taken in turns query by query (first in turn
+    alternating each round), so that what else the machine does weighs on all alike."""
+    for call in calls.values():
+        call(queries[0])  # warm: the first call loads what it needs
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    names = list(calls)
+    for round_ in range(repeat):
+        order = names if round_ % 2 == 0 else names[::-1]
         for query in queries:
+            for name in order:
+                start = time.perf_counter()
+                calls[name](query)
+                samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: (round(percentile(v, 0.5), 2), round(percentile(v, 0.95), 2))
+            for name, v in samples.items()}
+
+
+def cold_starts(commands: dict[str, list[str]], repeat: int = 5,
+                env: dict[str, str] | None = None) -> dict[str, float]:
+    """The best of ``repeat`` wall times of each command, the commands run in turns."""
+    best = {name: float("inf") for name in commands}
+    names = list(commands)
+    for round_ in range(repeat):
+        for name in names if round_ % 2 == 0 else names[::-1]:
             start = time.perf_counter()
-            call(query)
-            samples.append((time.perf_counter() - start) * 1000)
-    return round(percentile(samples, 0.5), 2), round(percentile(samples, 0.95), 2)
-
-
-def cold_start(args: list[str], repeat: int = 5, env: dict[str, str] | None = None) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(args, capture_output=True, env={**os.environ, **(env or {})}, check=True)
-        best = min(best, time.perf_counter() - start)
-    return round(best, 3)
+            subprocess.run(commands[name], capture_output=True, env={**os.environ, **(env or {})},
+                           check=True)
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: round(value, 3) for name, value in best.items()}
 
 
 def chroma_server(path: Path) -> tuple[subprocess.Popen, str]:
@@ -161,8 +174,9 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
     result["reindex_ratio"] = round(reindex / build, 4)
 
     assistant = Assistant(settings, embeddings=embeddings)
-    result["retrieve_p50_ms"], result["retrieve_p95_ms"] = timed_latencies(
-        lambda q: assistant.retrieve(q, k=5), QUERIES)
+    if not with_tutorial:  # else timed in turns with the tutorial's, after its build
+        (result["retrieve_p50_ms"], result["retrieve_p95_ms"]), = timed_latencies(
+            {"assistant": lambda q: assistant.retrieve(q, k=5)}, QUERIES).values()
     result["store_bytes"] = folder_size(settings.vectorstore_path())
 
     if with_server:
@@ -170,8 +184,8 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
         try:
             copy_to_server(assistant.store, url, Settings)
             remote = Assistant(Settings(home=work / "ours", chroma_url=url), embeddings=embeddings)
-            result["server_retrieve_p50_ms"], result["server_retrieve_p95_ms"] = timed_latencies(
-                lambda q: remote.retrieve(q, k=5), QUERIES)
+            (result["server_retrieve_p50_ms"], result["server_retrieve_p95_ms"]), = timed_latencies(
+                {"server": lambda q: remote.retrieve(q, k=5)}, QUERIES).values()
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -189,8 +203,11 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
         start = time.perf_counter()
         tutorial.build(loaded)  # what the tutorial does on a second run: embed everything again
         result["tutorial_reindex_ratio"] = round((time.perf_counter() - start) / tut_build, 4)
-    result["tutorial_retrieve_p50_ms"], result["tutorial_retrieve_p95_ms"] = timed_latencies(
-        lambda q: tutorial.retrieve(q, k=5), QUERIES)
+    timed = timed_latencies({"assistant": lambda q: assistant.retrieve(q, k=5),
+                             "tutorial": lambda q: tutorial.retrieve(q, k=5)}, QUERIES)
+    result["retrieve_p50_ms"], result["retrieve_p95_ms"] = timed["assistant"]
+    result["tutorial_retrieve_p50_ms"], result["tutorial_retrieve_p95_ms"] = timed["tutorial"]
+    result["retrieve_ratio"] = round(result["retrieve_p50_ms"] / result["tutorial_retrieve_p50_ms"], 3)
     result["tutorial_store_bytes"] = folder_size(work / "tutorial")
     return _finish(result, work, with_answers, tutorial=True)
 
@@ -200,18 +217,21 @@ def _finish(result: dict[str, Any], work: Path, with_answers: bool, tutorial: bo
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
 
     python = sys.executable
-    result["help_cold_s"] = cold_start([python, "-m", "assistant", "--help"])
+    result["help_cold_s"] = cold_starts({"help": [python, "-m", "assistant", "--help"]})["help"]
     probe = ("from assistant.api import Assistant; from assistant.config import Settings; "
              f"Assistant(Settings(home={str(work / 'ours')!r})).retrieve('GlowQ')")
-    result["ask_to_first_retrieval_cold_s"] = cold_start([python, "-c", probe], repeat=3)
     probe_tut = ("import sys; sys.path.insert(0, " + repr(str(ROOT / "benchmarks")) + "); "
                  "from tutorial import TutorialPipeline; from assistant.embeddings import "
                  "MiniLMEmbeddings; from pathlib import Path; "
                  f"TutorialPipeline(Path({str(work / 'tutorial')!r}), MiniLMEmbeddings())"
                  ".retrieve('GlowQ', k=5)")
+    probes = {"assistant": [python, "-c", probe]}
     if tutorial:
-        result["tutorial_to_first_retrieval_cold_s"] = cold_start([python, "-c", probe_tut],
-                                                                  repeat=3)
+        probes["tutorial"] = [python, "-c", probe_tut]
+    cold = cold_starts(probes)
+    result["ask_to_first_retrieval_cold_s"] = cold["assistant"]
+    if tutorial:
+        result["tutorial_to_first_retrieval_cold_s"] = cold["tutorial"]
 
     if with_answers:
         from answers import answer_latencies
