@@ -78,7 +78,9 @@ class ChunkTable:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The table as plain arrays (the ids are saved with the BM25 index)."""
-        text = self._text if isinstance(self._text, np.ndarray) else np.frombuffer(self._text, np.uint8)
+        text = self._text
+        if not isinstance(text, np.ndarray):
+            text = np.frombuffer(text, dtype=np.uint8)
         lines = "\n".join(self._paper_json).encode()  # json.dumps escapes every newline
         return {"chunk_text": text, "chunk_offsets": self._offsets, "chunk_paper": self._paper,
                 "chunk_paper_lines": np.frombuffer(lines, dtype=np.uint8)}

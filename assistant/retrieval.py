@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from assistant.chunk_table import ChunkTable
 from assistant.citations import normalise, question_names
 from assistant.files import load_mapped, save_mapped
