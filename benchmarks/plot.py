@@ -32,6 +32,7 @@ def main() -> int:
     left.plot(n, [r["index_papers_per_s"] for r in rows], "o-", label="assistant")
     left.plot(*series(rows, "tutorial_index_papers_per_s"), "s--", label="LangChain tutorial")
     left.set(title="Indexing throughput", xlabel="papers", ylabel="papers / s", xscale="log")
+    left.set_ylim(bottom=0)  # from zero, so a gap of a few percent looks like one
     middle.plot(n, [r["reindex_seconds"] for r in rows], "o-", label="assistant (unchanged corpus)")
     timed = [r for r in rows if "tutorial_reindex_ratio" in r]  # not timed at large N
     middle.plot([r["papers"] for r in timed],
