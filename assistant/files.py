@@ -6,23 +6,32 @@ import json
 import mmap
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
 
-def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` to the ``.npz`` file ``path`` atomically: a reader sees all or nothing."""
+@contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A handle on a private temporary file that replaces ``path`` when the block succeeds."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # A name of its own per writer: two indexers saving at once must not write one file.
     tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     try:
-        with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
-            np.savez(handle, **arrays)
+        with open(tmp, "wb") as handle:
+            yield handle
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` to the ``.npz`` file ``path`` atomically: a reader sees all or nothing."""
+    with _replacing(path) as handle:  # a handle, so numpy does not add ".npz" to the name
+        np.savez(handle, **arrays)
 
 
 _MAGIC = b"ASSTARR1"
@@ -48,18 +57,12 @@ def save_mapped(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
         offset += array.nbytes
     encoded = json.dumps(header).encode()
     start = -(-(len(_MAGIC) + 8 + len(encoded)) // _ALIGN) * _ALIGN
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(_MAGIC + len(encoded).to_bytes(8, "little") + encoded)
-            for at, array in parts:
-                handle.seek(start + at)
-                handle.write(array.tobytes())
-            handle.truncate(start + offset)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with _replacing(path) as handle:
+        handle.write(_MAGIC + len(encoded).to_bytes(8, "little") + encoded)
+        for at, array in parts:
+            handle.seek(start + at)
+            handle.write(array.tobytes())
+        handle.truncate(start + offset)
 
 
 def load_mapped(path: Path) -> dict[str, np.ndarray]:

@@ -131,7 +131,7 @@ class BM25:
             and 0 <= int(documents.min()) and int(documents.max()) < size
         ):
             raise ValueError("the saved BM25 index is damaged")
-        return cls(vocabulary, data["offsets"], data["documents"], data["weights"], size, keys)
+        return cls(vocabulary, offsets, documents, data["weights"], size, keys)
 
     def save(self, path: Path) -> None:
         """Write the index (atomically) for a later process to load."""
