@@ -75,6 +75,11 @@ class MiniLMEmbeddings(Embeddings):
         """Word pieces of ``text`` including [CLS] and [SEP]."""
         return len(self.tokenizer.encode(text).ids)
 
+    def run_lengths(self, texts: list[str]) -> list[int]:
+        """How many word pieces the model runs for each text (every window counted)."""
+        return [sum(len(w) for w in self._windows(e.ids))
+                for e in self.tokenizer.encode_batch([t or " " for t in texts])]
+
     def _windows(self, ids: list[int]) -> list[list[int]]:
         cls, body, sep = ids[0], ids[1:-1], ids[-1]
         size = MINILM_MAX_PIECES - 2
@@ -155,6 +160,12 @@ def build_embeddings(settings: Settings) -> Embeddings:
         f"ASSISTANT_EMBEDDINGS={spec!r} is not known; use 'minilm' or 'openai:<model>' "
         "(e.g. openai:text-embedding-3-small)"
     )
+
+
+def run_lengths(embeddings: Embeddings, texts: list[str]) -> list[int]:
+    """Each text's cost to ``embeddings``: word pieces where the model says, else characters."""
+    measure = getattr(embeddings, "run_lengths", None)
+    return list(measure(texts)) if callable(measure) else [len(t) for t in texts]
 
 
 def embeddings_name(embeddings: Embeddings) -> str:

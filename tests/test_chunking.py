@@ -97,3 +97,15 @@ def test_tiktoken_loads_with_the_network_blocked(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["2", "2"]
     assert len(list((tmp_path / "cache" / "tiktoken").iterdir())) == 2
+
+
+def test_embedder_run_lengths_count_each_window(minilm) -> None:
+    """The lengths indexing sorts by are the word pieces the model runs, windows included."""
+    short = "GlowQ quantizes activations to four bits."
+    long = "Graph neural networks for molecule property prediction. " * 40
+    counts = minilm.run_lengths([short, long, ""])
+    assert counts[0] == minilm.count_pieces(short)
+    assert minilm.count_pieces(long) > MINILM_MAX_PIECES
+    # Overlapping windows run some pieces twice.
+    assert minilm.count_pieces(long) < counts[1] <= 2 * minilm.count_pieces(long)
+    assert counts[2] == 2  # [CLS] [SEP]

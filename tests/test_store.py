@@ -84,8 +84,9 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
     assert (fourth.updated, fourth.unchanged) == (0, 5)
 
 
+@pytest.mark.parametrize("measured", [False, True], ids=["characters", "embedder-lengths"])
 def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
-    settings, tmp_path, monkeypatch
+    settings, tmp_path, monkeypatch, measured
 ) -> None:
     import assistant.store as store_module
     from assistant.corpus import load_papers
@@ -106,7 +107,11 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
             calls.append(list(texts))
             return super().embed_documents(texts)
 
-    store = open_store(settings, Recording(size=384), create=True)
+    class Measuring(Recording):
+        def run_lengths(self, texts):  # a model whose cost runs against the text's length
+            return [10_000 - len(t) for t in texts]
+
+    store = open_store(settings, (Measuring if measured else Recording)(size=384), create=True)
     writes: list[list[str]] = []
 
     class Spy:
@@ -128,8 +133,9 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     assert report.chunks == chunks > len(papers)  # several chunks for most papers
     assert all(len(c) <= 4 for c in calls)
     assert [d for d, _ in seen] == sorted({d for d, _ in seen}) and seen[-1] == (chunks, chunks)
-    # Within each window (whole papers, at least 12 chunks), calls go from short to long texts.
-    lengths = [[len(t) for t in c] for c in calls]
+    # Within each window (whole papers, at least 12 chunks), calls go from short to long texts,
+    # as the embedder measures them when it can.
+    lengths = [[10_000 - len(t) if measured else len(t) for t in c] for c in calls]
     ascending = sum(1 for a, b in zip(lengths, lengths[1:]) if max(a) <= min(b))
     assert ascending >= len(calls) - (chunks // 12 + 1)
     # Every paper's chunks are written in one call, never split over two.
