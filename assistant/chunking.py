@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +25,6 @@ class Chunk:
     @property
     def id(self) -> str:
         return f"{self.paper_id}:{self.index}"
-
-    @property
-    def hash(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
 
 
 def split_sentences(text: str) -> list[str]:

