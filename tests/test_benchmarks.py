@@ -35,3 +35,21 @@ def test_scale_corpus_is_deterministic_and_unique() -> None:
     assert first == second
     assert len({p["abstract"] for p in first}) == len({p["title"] for p in first}) == 300
     assert scale_corpus.generate(5, seed=4) != scale_corpus.generate(5, seed=3)
+
+
+def test_index_builds_in_turns_report_both_pipelines(tmp_path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "index_turns.py"), "--papers", "6",
+         "--order", "ABA", "--json"],
+        capture_output=True, text=True, timeout=600, env={**os.environ},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(result.stdout)
+    assert [len(data["assistant"]), len(data["tutorial"])] == [2, 1]
+    assert all(b["seconds"] > 0 for b in data["assistant"] + data["tutorial"])
+    assert data["index_papers_per_s_ratio"] > 0 and data["index_papers_per_s_ratio_cpu"] > 0
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "index_turns.py"), "--order", "AAX"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert bad.returncode == 2 and "--order" in bad.stderr
