@@ -33,7 +33,7 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     embeddings = MiniLMEmbeddings()
-    builds: dict[str, list[dict[str, float]]] = {"assistant": [], "tutorial": []}
+    builds: dict[str, list[dict[str, Any]]] = {"assistant": [], "tutorial": []}
     for n, who in enumerate(order):
         start, cpu = time.perf_counter(), time.process_time()
         if who == "A":  # the assistant reads and parses the corpus file as part of its build

@@ -25,6 +25,8 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
                 "tutorial_index_papers_per_s", "tutorial_retrieve_p50_ms"):
         assert isinstance(data[key], (int, float)) and data[key] > 0, key
     assert data["reindex_ratio"] < 1  # re-indexing an unchanged corpus embeds nothing
+    # the bare model was timed between the build's batches, not before the build
+    assert data["raw_embed_batches_during_build"] >= 1
 
 
 def test_scale_corpus_is_deterministic_and_unique() -> None:
@@ -53,3 +55,38 @@ def test_index_builds_in_turns_report_both_pipelines(tmp_path) -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert bad.returncode == 2 and "--order" in bad.stderr
+
+
+class _CountingEmbeddings:
+    """Records each batch it is asked to embed."""
+
+    batch_size = 10
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        return [[float(len(t))] for t in texts]
+
+
+def test_bare_embedder_runs_in_turns_with_the_build() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from run import RawInTurns
+
+    fake = _CountingEmbeddings()
+    sample = [f"text {'x' * (i * 7 % 23)} {i}" for i in range(95)]
+    raw = RawInTurns(fake, sample, total=1000)
+    assert len(raw.batches) == 10 and not fake.calls
+    # each batch holds texts of neighbouring lengths, as one sorted call would batch them
+    lengths = sorted(len(t) for t in sample)
+    assert sorted(max(map(len, b)) for b in raw.batches) == [
+        max(lengths[i : i + 10]) for i in range(0, 95, 10)]
+    for done in range(32, 1000, 32):
+        raw(done, 1000)
+        assert abs(len(fake.calls) - done / 100) <= 1  # spread over the build, not bunched
+    raw(1000, 1000)
+    raw.finish()
+    assert raw.during == len(fake.calls) == 10 and raw.next == 10
+    assert sorted(t for call in fake.calls for t in call) == sorted(sample)  # each text once
+    assert raw.wall > 0 and raw.texts == 95
