@@ -29,6 +29,22 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
     assert data["raw_embed_batches_during_build"] >= 1
 
 
+def test_benchmark_times_a_chroma_server_and_leaves_no_index_in_the_users_cache(tmp_path) -> None:
+    out, xdg = tmp_path / "8.json", tmp_path / "xdg"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "8", "--no-tutorial",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "XDG_CACHE_HOME": str(xdg)},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["server_retrieve_p50_ms"] > 0 and data["retrieve_p50_ms"] > 0
+    assert data["index_overhead_ratio"] > 0 and data["raw_embed_batches_during_build"] >= 1
+    # the server's BM25 index went to the benchmark's cache folder (the user's), and was removed
+    assert (xdg / "assistant").is_dir()
+    assert not list((xdg / "assistant").rglob("*.arrays"))
+
+
 def test_scale_corpus_is_deterministic_and_unique() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import scale_corpus
