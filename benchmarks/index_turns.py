@@ -35,18 +35,19 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
     embeddings = MiniLMEmbeddings()
     builds: dict[str, list[dict[str, Any]]] = {"assistant": [], "tutorial": []}
     for n, who in enumerate(order):
+        name = "assistant" if who == "A" else "tutorial"
+        folder = work / f"{name}-{n}"
         start, cpu = time.perf_counter(), time.process_time()
         if who == "A":  # the assistant reads and parses the corpus file as part of its build
-            build_index(Settings(home=work / f"assistant-{n}"), [corpus], embeddings=embeddings)
+            build_index(Settings(home=folder), [corpus], embeddings=embeddings)
         else:  # the tutorial's loading is counted too: it is part of what a user runs
-            TutorialPipeline(work / f"tutorial-{n}", embeddings).build(load_papers([corpus]))
-        builds["assistant" if who == "A" else "tutorial"].append({
+            TutorialPipeline(folder, embeddings).build(load_papers([corpus]))
+        builds[name].append({
             "seconds": round(time.perf_counter() - start, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2),
             "at": time.strftime("%H:%M:%S"),
         })
-        shutil.rmtree(work / f"assistant-{n}", ignore_errors=True)
-        shutil.rmtree(work / f"tutorial-{n}", ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
     def total(who: str, key: str) -> float:
         return sum(b[key] for b in builds[who])
