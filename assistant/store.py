@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import queue
 import threading
 import time
 import uuid
@@ -410,13 +411,14 @@ def index_papers(
     total = sum(len(chunks) for _, chunks, _ in todo)
     done = 0
     window: list[tuple[Paper, Chunk, int]] = []
-    for paper, chunks, _ in todo:
-        window += [(paper, c, len(chunks)) for c in chunks]
-        if len(window) >= _WINDOW:
-            done = _embed_and_write(store, window, chunking, done, total, progress)
-            window = []
-    if window:
-        _embed_and_write(store, window, chunking, done, total, progress)
+    with _Writer(store.collection, background=BACKGROUND_WRITES) as writer:
+        for paper, chunks, _ in todo:
+            window += [(paper, c, len(chunks)) for c in chunks]
+            if len(window) >= _WINDOW:
+                done = _embed_and_write(store, writer, window, chunking, done, total, progress)
+                window = []
+        if window:
+            _embed_and_write(store, writer, window, chunking, done, total, progress)
 
     gone_slots = {e["slot"] for pid, e in existing.items() if pid not in wanted and e["slot"]}
     # A new text where a removed one sat is that paper, changed: count it as updated.
@@ -432,8 +434,9 @@ def index_papers(
     )
 
 
-def _embed_and_write(store: Store, window: list[tuple[Paper, Chunk, int]], chunking: str,
-                     done: int, total: int, progress: Callable[[int, int], None] | None) -> int:
+def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Chunk, int]],
+                     chunking: str, done: int, total: int,
+                     progress: Callable[[int, int], None] | None) -> int:
     """Embed ``window`` (whole papers) shortest text first, ``_BATCH`` chunks a call, and write
     each paper, all its chunks in one call, as soon as all of them are embedded.
 
@@ -459,7 +462,7 @@ def _embed_and_write(store: Store, window: list[tuple[Paper, Chunk, int]], chunk
                 complete.add(pid)
         ready = [i for i, (p, _, _) in enumerate(window) if p.id in complete]
         if ready:
-            store.collection.upsert(
+            writer.upsert(
                 ids=[window[i][1].id for i in ready],
                 documents=[window[i][1].text for i in ready],
                 metadatas=[_metadata(*window[i], chunking) for i in ready],
@@ -469,6 +472,69 @@ def _embed_and_write(store: Store, window: list[tuple[Paper, Chunk, int]], chunk
         if progress:
             progress(done, total)
     return done
+
+
+# Chroma's writes on a thread of their own while the embedder runs (False: in the indexing
+# thread; benchmarks/index_turns.py compares the two).
+BACKGROUND_WRITES = True
+
+
+class _Writer:
+    """Chroma's writes, in order, on one thread of their own while the embedder runs on.
+
+    A write is mostly one core's work (SQLite, the HNSW insert) and the embedder leaves
+    gaps on the cores between its steps, so the two overlap. At most ``depth`` writes
+    wait. The first failing write stops the rest and is raised in the indexing thread, by
+    the next ``upsert`` or on leaving the ``with`` block, which waits for every write. When
+    the indexing thread fails (or is interrupted), the writes still waiting are dropped and
+    only the one under way finishes: each write holds whole papers, so the store is left
+    with papers either complete or absent, as a foreground write would leave it.
+    """
+
+    def __init__(self, collection: Any, *, background: bool = True, depth: int = 2) -> None:
+        self._collection = collection
+        self._error: BaseException | None = None
+        self._queue: queue.Queue[dict[str, Any] | None] | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._queue = queue.Queue(maxsize=depth)
+            self._thread = threading.Thread(target=self._run, name="assistant-index-writer",
+                                            daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (item := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._collection.upsert(**item)
+                except BaseException as exc:  # raised again in the indexing thread
+                    self._error = exc
+
+    def upsert(self, **write: Any) -> None:
+        if self._queue is None:
+            self._collection.upsert(**write)
+            return
+        if self._error is not None:
+            raise self._error
+        self._queue.put(write)
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
+        if self._queue is None or self._thread is None:
+            return
+        if value is not None:
+            while True:
+                try:
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None and value is None:
+            raise self._error
 
 
 def _stamp(store: Store) -> None:

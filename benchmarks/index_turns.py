@@ -7,6 +7,9 @@ builds the same corpus several times into new folders, in an order such as ABBAA
 cancels a steady drift, and the ratio is taken over all the builds.
 
     python benchmarks/index_turns.py --papers 1000 [--order ABBAAB] [--json]
+
+The letter W is the assistant writing to Chroma in the indexing thread, as it did before
+its writes moved to a thread of their own: `--order AWWAAW` measures what that move buys.
 """
 
 from __future__ import annotations
@@ -29,16 +32,18 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
     from assistant.config import Settings
     from assistant.corpus import load_papers
     from assistant.embeddings import MiniLMEmbeddings
+    from assistant import store
     from assistant.indexing import build_index
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     embeddings = MiniLMEmbeddings()
-    builds: dict[str, list[dict[str, Any]]] = {"assistant": [], "tutorial": []}
+    builds: dict[str, list[dict[str, Any]]] = {NAMES[who]: [] for who in sorted(set(order))}
     for n, who in enumerate(order):
-        name = "assistant" if who == "A" else "tutorial"
+        name = NAMES[who]
         folder = work / f"{name}-{n}"
+        store.BACKGROUND_WRITES = who != "W"
         start, cpu = time.perf_counter(), time.process_time()
-        if who == "A":  # the assistant reads and parses the corpus file as part of its build
+        if who in "AW":  # the assistant reads and parses the corpus file as part of its build
             build_index(Settings(home=folder), [corpus], embeddings=embeddings)
         else:  # the tutorial's loading is counted too: it is part of what a user runs
             TutorialPipeline(folder, embeddings).build(load_papers([corpus]))
@@ -49,32 +54,43 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
         })
         shutil.rmtree(folder, ignore_errors=True)
 
-    def total(who: str, key: str) -> float:
-        return sum(b[key] for b in builds[who])
+    store.BACKGROUND_WRITES = True
 
-    ours, theirs = len(builds["assistant"]), len(builds["tutorial"])
-    return {
-        "papers": papers,
-        "order": order,
-        **builds,
-        # Papers per second, the assistant's over the tutorial's (> 1: the assistant is faster).
-        "index_papers_per_s_ratio": round(total("tutorial", "seconds") / theirs
-                                          / (total("assistant", "seconds") / ours), 3),
-        "index_papers_per_s_ratio_cpu": round(total("tutorial", "cpu_seconds") / theirs
-                                              / (total("assistant", "cpu_seconds") / ours), 3),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-    }
+    def speed(fast: str, slow: str, key: str) -> float:
+        """Papers per second of ``fast`` over those of ``slow`` (> 1: ``fast`` is faster)."""
+        def mean(who: str) -> float:
+            return sum(b[key] for b in builds[who]) / len(builds[who])
+        return round(mean(slow) / mean(fast), 3)
+
+    result: dict[str, Any] = {"papers": papers, "order": order, **builds}
+    for key, fast, slow in RATIOS:
+        if fast in builds and slow in builds:
+            result[key] = speed(fast, slow, "seconds")
+            result[f"{key}_cpu"] = speed(fast, slow, "cpu_seconds")
+    result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return result
+
+
+NAMES = {"A": "assistant", "B": "tutorial", "W": "assistant_foreground_writes"}
+RATIOS = (  # JSON key, the pipeline whose speed is divided, the one it is divided by
+    ("index_papers_per_s_ratio", "assistant", "tutorial"),
+    ("background_writes_ratio", "assistant", "assistant_foreground_writes"),
+)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--papers", type=int, default=1000)
     parser.add_argument("--order", default="ABBAAB",
-                        help="A: the assistant builds, B: the tutorial builds (default ABBAAB)")
+                        help="A: the assistant builds, B: the tutorial builds, W: the assistant "
+                             "writes in its indexing thread (default ABBAAB)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    if not args.order or set(args.order) - {"A", "B"} or {"A", "B"} - set(args.order):
-        parser.error(f"--order {args.order!r}: use the letters A and B, each at least once")
+    letters = set(args.order)
+    if letters - set(NAMES) or "A" not in letters or len(letters) < 2:
+        parser.error(f"--order {args.order!r}: use A and at least one of B and W "
+                     "(A: the assistant, B: the tutorial, W: the assistant writing in its "
+                     "indexing thread), each at least once")
     if args.papers < 1:
         parser.error("--papers must be at least 1")
     work = Path(tempfile.mkdtemp(prefix="assistant-turns-"))
@@ -85,10 +101,13 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        for who in ("assistant", "tutorial"):
-            print(f"{who:10} " + "  ".join(f"{b['seconds']:.1f} s" for b in result[who]))
-        print(f"papers/s, assistant ÷ tutorial: {result['index_papers_per_s_ratio']} "
-              f"(CPU seconds: {result['index_papers_per_s_ratio_cpu']})")
+        for who in NAMES.values():
+            if who in result:
+                print(f"{who:28} " + "  ".join(f"{b['seconds']:.1f} s" for b in result[who]))
+        for key, fast, slow in RATIOS:
+            if key in result:
+                print(f"papers/s, {fast} ÷ {slow}: {result[key]} "
+                      f"(CPU seconds: {result[key + '_cpu']})")
     return 0
 
 

@@ -10,6 +10,7 @@ Ratios are measured in the same run, so a shared or noisy machine affects both s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -20,7 +21,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +131,9 @@ class RawInTurns:
     would run it (its best case), and the batches, shuffled with a fixed seed so that each
     stretch of the build gets short and long ones alike, run one at a time as the build
     passes its share of the chunks. The time of each batch is kept apart, so neither side
-    counts the other's, and both see the machine at the same moments.
+    counts the other's, and both see the machine at the same moments. The pipeline writes
+    to Chroma on a thread of its own; a batch waits for a write under way and no write
+    starts while it runs (``writes_apart``), so no write runs free in the bare batch's time.
     """
 
     def __init__(self, embeddings: Any, sample: list[str], total: int) -> None:
@@ -144,6 +149,24 @@ class RawInTurns:
         self.embeddings, self.texts = embeddings, len(sample)
         self.next = self.during = 0
         self.wall = self.cpu = 0.0
+        self.lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def writes_apart(self) -> Iterator[None]:
+        """Chroma's writes, wherever they run, hold ``self.lock`` while this block lasts."""
+        from chromadb.api.models.Collection import Collection
+
+        real = Collection.upsert
+
+        def upsert(collection: Any, *args: Any, **kwargs: Any) -> Any:
+            with self.lock:
+                return real(collection, *args, **kwargs)
+
+        Collection.upsert = upsert  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            Collection.upsert = real  # type: ignore[method-assign]
 
     def __call__(self, done: int, total: int) -> None:
         while self.next < len(self.batches) and self.due[self.next] <= done:
@@ -156,10 +179,11 @@ class RawInTurns:
             self._run_next()
 
     def _run_next(self) -> None:
-        start, cpu = time.perf_counter(), time.process_time()
-        self.embeddings.embed_documents(self.batches[self.next])
-        self.wall += time.perf_counter() - start
-        self.cpu += time.process_time() - cpu
+        with self.lock:
+            start, cpu = time.perf_counter(), time.process_time()
+            self.embeddings.embed_documents(self.batches[self.next])
+            self.wall += time.perf_counter() - start
+            self.cpu += time.process_time() - cpu
         self.next += 1
 
 
@@ -190,7 +214,8 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
     step = max(1, len(texts) // RAW_SAMPLE)
     raw = RawInTurns(embeddings, texts[::step], len(texts))
     start, cpu = time.perf_counter(), time.process_time()
-    report = build_index(settings, [corpus], embeddings=embeddings, progress=raw)
+    with raw.writes_apart():
+        report = build_index(settings, [corpus], embeddings=embeddings, progress=raw)
     raw.finish()
     build = time.perf_counter() - start - raw.wall
     build_cpu = time.process_time() - cpu - raw.cpu

@@ -58,19 +58,22 @@ def test_scale_corpus_is_deterministic_and_unique() -> None:
 def test_index_builds_in_turns_report_both_pipelines(tmp_path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "index_turns.py"), "--papers", "6",
-         "--order", "ABA", "--json"],
+         "--order", "AWBA", "--json"],
         capture_output=True, text=True, timeout=600, env={**os.environ},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     data = json.loads(result.stdout)
-    assert [len(data["assistant"]), len(data["tutorial"])] == [2, 1]
-    assert all(b["seconds"] > 0 for b in data["assistant"] + data["tutorial"])
-    assert data["index_papers_per_s_ratio"] > 0 and data["index_papers_per_s_ratio_cpu"] > 0
-    bad = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "index_turns.py"), "--order", "AAX"],
-        capture_output=True, text=True, timeout=60,
-    )
-    assert bad.returncode == 2 and "--order" in bad.stderr
+    builds = [data["assistant"], data["tutorial"], data["assistant_foreground_writes"]]
+    assert [len(b) for b in builds] == [2, 1, 1]
+    assert all(b["seconds"] > 0 for b in sum(builds, []))
+    for key in ("index_papers_per_s_ratio", "background_writes_ratio"):
+        assert data[key] > 0 and data[f"{key}_cpu"] > 0
+    for order in ("AAX", "WB", "AA"):
+        bad = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "index_turns.py"), "--order", order],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert bad.returncode == 2 and "--order" in bad.stderr
 
 
 class _CountingEmbeddings:
@@ -106,3 +109,34 @@ def test_bare_embedder_runs_in_turns_with_the_build() -> None:
     assert raw.during == len(fake.calls) == 10 and raw.next == 10
     assert sorted(t for call in fake.calls for t in call) == sorted(sample)  # each text once
     assert raw.wall > 0 and raw.texts == 95
+
+
+def test_no_chroma_write_runs_while_a_bare_batch_is_timed(tmp_path) -> None:
+    import threading
+
+    import chromadb
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from run import RawInTurns
+
+    collection = chromadb.PersistentClient(path=str(tmp_path / "db")).create_collection(
+        "apart", embedding_function=None)
+    written = threading.Event()
+
+    def write() -> None:
+        collection.upsert(ids=["1"], embeddings=[[0.1, 0.2]], documents=["x"])
+        written.set()
+
+    class Writing(_CountingEmbeddings):
+        def embed_documents(self, texts):  # a write starts on another thread mid-batch
+            writer = threading.Thread(target=write)
+            writer.start()
+            seen.append(written.wait(timeout=0.5))
+            return super().embed_documents(texts)
+
+    seen: list[bool] = []
+    raw = RawInTurns(Writing(), ["a", "b"], total=2)
+    with raw.writes_apart():
+        raw(2, 2)
+        assert written.wait(timeout=30)  # it ran once the batch was done
+    assert seen == [False] and collection.count() == 1

@@ -113,13 +113,17 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
 
     store = open_store(settings, (Measuring if measured else Recording)(size=384), create=True)
     writes: list[list[str]] = []
+    threads: set[str] = set()
 
     class Spy:
         def __getattr__(self, name):
             return getattr(collection, name)
 
         def upsert(self, **kw):
+            import threading
+
             writes.append(kw["ids"])
+            threads.add(threading.current_thread().name)
             return collection.upsert(**kw)
 
     collection = store.collection
@@ -148,6 +152,7 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     assert len(calls_per_paper) == len(papers)
     assert all(len(v) == 1 for v in calls_per_paper.values())
     assert len(writes) > 1  # written as papers complete, not all at the end
+    assert threads == {"assistant-index-writer"}  # while the embedder goes on
 
 
 def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, fake_embeddings,
@@ -298,6 +303,15 @@ KILLABLE = textwrap.dedent(
     def progress(done, total):
         print(done, total, flush=True)
 
+    from chromadb.api.models.Collection import Collection
+    real_upsert = Collection.upsert
+
+    def upsert(self, *args, **kwargs):  # Chroma's writes run on a thread of their own
+        out = real_upsert(self, *args, **kwargs)
+        print("written", flush=True)
+        return out
+
+    Collection.upsert = upsert
     build_index(Settings(home=Path(sys.argv[1])), [Path(sys.argv[2])],
                 embeddings=Slow(size=384), progress=progress)
     """
@@ -311,10 +325,14 @@ def test_kill_9_mid_index_then_rerun_is_consistent(tmp_path: Path) -> None:
         [sys.executable, "-c", KILLABLE, str(home), str(corpus)], stdout=subprocess.PIPE, text=True
     )
     assert process.stdout is not None
-    first = process.stdout.readline().split()  # at least one batch was written
+    embedded = None
+    for line in process.stdout:  # kill it once a write is done, before the last is
+        if line.strip() == "written":
+            break
+        embedded = line.split()
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
-    assert first and int(first[0]) < int(first[1])
+    assert embedded and int(embedded[0]) < int(embedded[1])
 
     from chromadb.api.client import SharedSystemClient
 
@@ -340,3 +358,78 @@ def test_reads_of_the_whole_store_are_paged(settings, fake_embeddings, tmp_path)
         paged = store.get_all(["metadatas", "documents"], page=page)
         assert sorted(paged["ids"]) == sorted(whole["ids"]) and len(paged["ids"]) == len(set(paged["ids"]))
         assert len(paged["documents"]) == len(paged["metadatas"]) == len(whole["ids"])
+
+
+class _Recording:
+    """A collection stand-in that records each write and the thread it ran on."""
+
+    def __init__(self, fail_on: int | None = None, hold=None) -> None:
+        self.writes: list[tuple[str, list[str]]] = []
+        self.fail_on, self.hold = fail_on, hold
+
+    def upsert(self, **write):
+        import threading
+
+        if self.hold is not None and not self.writes:
+            assert self.hold.wait(timeout=10)
+        if len(self.writes) + 1 == self.fail_on:
+            self.writes.append(("failed", write["ids"]))
+            raise RuntimeError("disk full")
+        self.writes.append((threading.current_thread().name, write["ids"]))
+
+
+def test_writes_run_in_order_on_their_own_thread_while_indexing_goes_on() -> None:
+    import threading
+
+    from assistant.store import _Writer
+
+    released = threading.Event()
+    collection = _Recording(hold=released)
+    with _Writer(collection) as writer:
+        writer.upsert(ids=["a"])  # held until this thread goes on: it must not wait for it
+        writer.upsert(ids=["b"])
+        released.set()
+        for name in "cde":
+            writer.upsert(ids=[name])
+    assert [ids for _, ids in collection.writes] == [["a"], ["b"], ["c"], ["d"], ["e"]]
+    assert {thread for thread, _ in collection.writes} == {"assistant-index-writer"}
+
+    inline = _Recording()
+    with _Writer(inline, background=False) as writer:
+        writer.upsert(ids=["a"])
+        assert inline.writes == [(threading.current_thread().name, ["a"])]
+
+
+def test_a_failed_write_stops_the_rest_and_is_raised_in_the_indexing_thread() -> None:
+    from assistant.store import _Writer
+
+    collection = _Recording(fail_on=2)
+    with pytest.raises(RuntimeError, match="disk full"):
+        with _Writer(collection) as writer:
+            for name in "abcdefgh":
+                writer.upsert(ids=[name])
+    assert [ids for _, ids in collection.writes] == [["a"], ["b"]]  # nothing after the failure
+
+    late = _Recording(fail_on=1)
+    with pytest.raises(RuntimeError, match="disk full"):  # raised on leaving, if not before
+        with _Writer(late) as writer:
+            writer.upsert(ids=["a"])
+
+
+def test_an_interrupted_indexer_drops_the_waiting_writes_and_finishes_the_one_under_way() -> None:
+    import threading
+
+    from assistant.store import _Writer
+
+    released = threading.Event()
+    collection = _Recording(hold=released)
+    with pytest.raises(KeyboardInterrupt):
+        with _Writer(collection) as writer:
+            writer.upsert(ids=["a"])  # under way, held
+            while collection.hold is not None and writer._queue.qsize():  # noqa: SLF001
+                time.sleep(0.01)  # the writer took it
+            writer.upsert(ids=["b"])
+            writer.upsert(ids=["c"])
+            threading.Timer(0.2, released.set).start()
+            raise KeyboardInterrupt
+    assert [ids for _, ids in collection.writes] == [["a"]]
