@@ -61,16 +61,21 @@ class EmbeddedChatModel(BaseChatModel):
                 import llama_cpp
                 from llama_cpp import Llama
 
+                from assistant.llama_cpu import model_params, use_extra_buffers
+
                 threads = self.n_threads or os.cpu_count() or 1
                 params = {"n_ctx": self.n_ctx, "n_batch": 512, "n_ubatch": 128, "flash_attn": True}
-                llama = Llama(model_path=self.model_path, n_threads=threads,
-                              n_threads_batch=threads, verbose=False, **params)
+                extra = use_extra_buffers(llama_cpp)  # not on AMX builds: their kernels crash
+                with model_params(extra_buffers=extra):
+                    llama = Llama(model_path=self.model_path, n_threads=threads,
+                                  n_threads_batch=threads, verbose=False, **params)
                 if self.prompt_cache_bytes > 0:
                     from assistant.prompt_cache import PromptCache, state_folder
 
                     folder = None
                     if self.state_dir:
-                        context = f"llama-cpp-python {llama_cpp.__version__} {sorted(params.items())}"
+                        context = (f"llama-cpp-python {llama_cpp.__version__} "
+                                   f"{sorted({**params, 'extra_buffers': extra}.items())}")
                         folder = state_folder(Path(self.state_dir), self.model_path, context)
                     llama.set_cache(PromptCache(capacity_bytes=self.prompt_cache_bytes,
                                                 folder=folder))

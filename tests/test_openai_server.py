@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import _user_cache, free_port, run_cli, serving
@@ -20,7 +21,8 @@ def openai_server():
 
     model = ensure_model(_user_cache())
     port = free_port()
-    with serving([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
+    server = Path(__file__).with_name("llama_server.py")
+    with serving([sys.executable, str(server), "--model", str(model), "--host",
                   "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--model_alias",
                   "qwen-local"], port, timeout=180):
         yield f"http://127.0.0.1:{port}/v1"
