@@ -120,8 +120,8 @@ class MiniLMEmbeddings(Embeddings):
         # Similar lengths in one batch waste less padding.
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i][1]))
         sums = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start : start + self.batch_size]
+        for batch in batches([len(pieces[i][1]) for i in order], self.batch_size):
+            chosen = order[batch]
             vectors = self._run([pieces[i][1] for i in chosen])
             for i, vector in zip(chosen, vectors, strict=True):
                 sums[pieces[i][0]] += vector
@@ -130,6 +130,38 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
+
+
+# A call to the model costs about as much as this many word pieces more (4 ms against 0.13 ms a
+# piece on 2 cores), and a piece costs more in a wider batch (attention grows with the width):
+# a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256).
+_CALL = 30
+
+
+def batches(lengths: list[int], most: int) -> list[slice]:
+    """The cheapest cut of texts sorted by length (``lengths``, ascending) into batches of at
+    most ``most``, each padded to its longest text.
+
+    Thirty sentences of 12 to 64 pieces and one of 183 in one batch of 32 would run 31 x 183
+    pieces, four times their own; the 183 runs alone instead. Texts of like length still go
+    ``most`` at a time.
+    """
+    n = len(lengths)
+    best = [0.0] + [float("inf")] * n  # best[i]: the cheapest cut of the first i texts
+    start = [0] * (n + 1)
+    for end in range(1, n + 1):
+        width = lengths[end - 1]
+        per_text = width * (1 + width / 256)
+        for first in range(max(0, end - most), end):
+            cost = best[first] + _CALL + (end - first) * per_text
+            if cost < best[end]:
+                best[end], start[end] = cost, first
+    cuts: list[slice] = []
+    end = n
+    while end > 0:
+        cuts.append(slice(start[end], end))
+        end = start[end]
+    return cuts[::-1]
 
 
 def build_embeddings(settings: Settings) -> Embeddings:

@@ -109,3 +109,28 @@ def test_embedder_run_lengths_count_each_window(minilm) -> None:
     # Overlapping windows run some pieces twice.
     assert minilm.count_pieces(long) < counts[1] <= 2 * minilm.count_pieces(long)
     assert counts[2] == 2  # [CLS] [SEP]
+
+
+def test_embedder_batches_cut_off_a_long_text_instead_of_padding_to_it() -> None:
+    from assistant.embeddings import batches
+
+    lengths = sorted([12, 14, 18, 21, 25, 30, 33, 38, 41, 44, 47, 52, 64] * 2 + [183])
+    cuts = batches(lengths, 32)
+    covered = [i for cut in cuts for i in range(len(lengths))[cut]]
+    assert covered == list(range(len(lengths)))  # every text once, in order
+    assert cuts[-1] == slice(len(lengths) - 1, len(lengths))  # the 183 runs alone
+    padded = sum((cut.stop - cut.start) * lengths[cut.stop - 1] for cut in cuts)
+    assert padded < 2 * sum(lengths) < len(lengths) * 183
+    # Texts of one length still go as many a call as allowed: 70 in three calls.
+    alike = batches([40] * 70, 32)
+    assert len(alike) == 3 and all(cut.stop - cut.start <= 32 for cut in alike)
+    assert batches([], 32) == []
+
+
+def test_embedder_vectors_do_not_depend_on_the_batch_they_ran_in(minilm) -> None:
+    texts = ["GlowQ quantizes activations to four bits.", "DrPose maximizes PoseScore.",
+             "A long sentence about diffusion models for time series forecasting " * 8]
+    together = minilm.embed_documents(texts)
+    for text, vector in zip(texts, together, strict=True):
+        alone = minilm.embed_query(text)
+        assert max(abs(x - y) for x, y in zip(vector, alone, strict=True)) < 1e-4
