@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 
@@ -140,3 +141,24 @@ def test_no_chroma_write_runs_while_a_bare_batch_is_timed(tmp_path) -> None:
         raw(2, 2)
         assert written.wait(timeout=30)  # it ran once the batch was done
     assert seen == [False] and collection.count() == 1
+
+
+@pytest.mark.llm
+def test_llama_placements_are_timed_in_child_processes() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "llama_kernels.py"), "--rounds", "1",
+         "--configs", "assistant,plain", "--tokens", "4", "--json"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(result.stdout)
+    for config in ("assistant", "plain"):
+        assert data[config]["crashed"] == []  # the assistant's placement never crashes
+        assert data[config]["prompt_tokens_per_s_p50"] > 0
+        assert data[config]["generated_tokens_per_s_p50"] > 0
+    assert data["runs"]["assistant"][0]["prompt_tokens"] > 200
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "llama_kernels.py"), "--configs", "amx"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert bad.returncode == 2 and "--configs" in bad.stderr
