@@ -15,6 +15,7 @@ from assistant.files import load_mapped, save_mapped
 from assistant.lexical import BM25
 from assistant.store import Store, embed_text
 from assistant.types import Source
+from assistant.vector_table import VectorTable
 
 RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
 _CANDIDATES = 40  # chunks taken from each list before fusion
@@ -25,6 +26,7 @@ class _Lexical:
     version: str
     bm25: BM25
     table: ChunkTable  # document i of the BM25 index is chunk i of the table
+    vectors: VectorTable | None = None  # row i is chunk i's vector (a local store only)
     normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
 
     def normalised_text(self, i: int) -> str:
@@ -41,7 +43,8 @@ class HybridRetriever:
 
     The BM25 index is saved with a table of every chunk's text and paper, so a new process
     loads both without reading the collection, and a question asks Chroma only for the ids
-    of its nearest chunks.
+    of its nearest chunks. For a store in a local folder, every chunk's vector is saved too,
+    and the dense search runs over them (exact, and faster than Chroma's: vector_table.py).
     """
 
     def __init__(self, store: Store) -> None:
@@ -69,14 +72,22 @@ class HybridRetriever:
             data = load_mapped(path)  # mapped, not read: the pages a question needs load
             bm25 = BM25.from_arrays(data)
             table = ChunkTable.from_arrays(data, bm25.keys)
+            vectors = VectorTable.from_arrays(data) if self.store.local else None
         except (OSError, ValueError, KeyError):
             return None  # damaged or from another version of the code: build it again
         if len(table) != bm25.size or bm25.size != self.store.count():
             return None
-        return _Lexical(version, bm25, table)
+        if self.store.local and (vectors is None or len(vectors) != len(table)):
+            return None  # saved before the vectors were: build it again, with them
+        return _Lexical(version, bm25, table, vectors)
 
     def _build(self, version: str) -> _Lexical:
-        ids, texts, metas = self.store.all_chunks()
+        vectors = None
+        if self.store.local:
+            ids, texts, metas, raw = self.store.all_chunks_and_vectors()
+            vectors = VectorTable.build(raw)
+        else:
+            ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")
                      for t, m in zip(texts, metas, strict=True)]
         bm25 = BM25.build(documents, keys=ids)
@@ -87,10 +98,19 @@ class HybridRetriever:
                 for pattern in ("*.arrays", "*.npz"):  # .npz: the format before 2026-12
                     for old in path.parent.glob(pattern):
                         old.unlink()
-                save_mapped(path, {**bm25.arrays(), **table.arrays()})
+                save_mapped(path, {**bm25.arrays(), **table.arrays(),
+                                   **(vectors.arrays() if vectors is not None else {})})
             except OSError:
                 pass  # a read-only store still answers; the index is rebuilt next time
-        return _Lexical(version, bm25, table)
+        return _Lexical(version, bm25, table, vectors)
+
+    def _dense(self, lexical: _Lexical, vector: list[float]) -> list[tuple[str, float]]:
+        """Ids and similarities of the nearest chunks: from the saved vectors when they are
+        there and of the question's dimension, else from Chroma."""
+        table, vectors = lexical.table, lexical.vectors
+        if vectors is not None and len(vectors) and vectors.dimension == len(vector):
+            return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
+        return self.store.nearest(vector, _CANDIDATES, total=len(table))
 
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""
@@ -99,7 +119,7 @@ class HybridRetriever:
         if not question.strip() or not len(table):
             return []
         vector = self.store.embeddings.embed_query(question)
-        dense = self.store.nearest(vector, _CANDIDATES, total=len(table))
+        dense = self._dense(lexical, vector)
         bm25 = lexical.bm25.search(question, _CANDIDATES)
         names = question_names(question)
         # Chunks written since the index was built (it follows within a second) are read

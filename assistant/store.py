@@ -83,6 +83,7 @@ class Store:
     location: str
     client: Any = None
     cache_dir: Path | None = None  # where derived indexes (BM25) are kept
+    local: bool = False  # a folder of this machine's (not a Chroma server)
     _version: tuple[float, str] | None = field(default=None, repr=False)
 
     def count(self) -> int:
@@ -115,14 +116,15 @@ class Store:
                 page: int = 5000) -> dict[str, list[Any]]:
         """Every matching record, read in pages: one unpaged read of a large collection
         (about 32,000 chunks and up) fails in Chroma with "too many SQL variables"."""
-        out: dict[str, list[Any]] = {"ids": [], "documents": [], "metadatas": []}
+        out: dict[str, list[Any]] = {"ids": [], "documents": [], "metadatas": [], "embeddings": []}
         offset = 0
         while True:
             found = self.collection.get(where=where, include=include, limit=page, offset=offset)
             ids = list(found["ids"])
             out["ids"] += ids
-            for key in ("documents", "metadatas"):
-                out[key] += list(found.get(key) or [])
+            for key in ("documents", "metadatas", "embeddings"):
+                value = found.get(key)
+                out[key] += list(value) if value is not None else []
             if len(ids) < page:
                 return out
             offset += page
@@ -130,10 +132,21 @@ class Store:
     def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
         """Ids, texts and metadata of every chunk (for lexical search), each chunk's metadata
         with its paper's fields."""
-        found = self.get_all(["documents", "metadatas"])
+        ids, texts, metas, _ = self._read_all(["documents", "metadatas"])
+        return ids, texts, metas
+
+    def all_chunks_and_vectors(self) -> tuple[list[str], list[str], list[dict[str, Any]],
+                                              list[Any]]:
+        """As ``all_chunks``, with each chunk's vector (for the local dense search)."""
+        return self._read_all(["documents", "metadatas", "embeddings"])
+
+    def _read_all(self, include: list[str]) -> tuple[list[str], list[str], list[dict[str, Any]],
+                                                     list[Any]]:
+        found = self.get_all(include)
         metas = [m or {} for m in found["metadatas"] or []]
         papers = {m["paper_id"]: m for m in metas if m.get("chunk") == 0 and "paper_id" in m}
-        return list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers)
+        return (list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers),
+                found["embeddings"])
 
     def abstract(self, paper_id: str) -> str | None:
         """The whole abstract of one paper (kept with its first chunk), or None."""
@@ -292,7 +305,8 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
     else:
         cache = settings.vectorstore_path() / "bm25" / settings.collection
     guarded = Guarded(collection, location, client=client)
-    return Store(guarded, embeddings, location, Guarded(client, location), cache)
+    return Store(guarded, embeddings, location, Guarded(client, location), cache,
+                 local=not settings.chroma_url)
 
 
 @contextmanager

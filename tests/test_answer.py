@@ -229,11 +229,11 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     saved = list((home / "cache").rglob("*.arrays")) or list(home.rglob("*.arrays"))
     assert len(saved) == 1
 
-    def no_full_read(self):
+    def no_full_read(self, include):
         raise AssertionError("a saved BM25 index should not need every chunk's text")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Store, "all_chunks", no_full_read)
+        patch.setattr(Store, "_read_all", no_full_read)
         again = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
     assert [s.title for s in again] == first
     assert all(s.text for s in again)
@@ -275,19 +275,19 @@ def test_chunk_table_round_trips_texts_and_papers() -> None:
         ChunkTable.from_arrays(table.arrays(), ["a", "b"])
 
 
-def test_a_question_reads_the_store_once_for_its_nearest_chunks(bundled_home, minilm, tmp_path,
-                                                               monkeypatch) -> None:
+def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_home, minilm,
+                                                                     tmp_path, monkeypatch) -> None:
     import shutil
-
-    from assistant.store import Store
 
     home = tmp_path / "home"
     shutil.copytree(bundled_home, home)
     question = "How is the sampling budget calibrated?"
     assistant = Assistant(Settings(home=home), embeddings=minilm)
     first = assistant.retrieve(question)
+    store = assistant.retriever.store
+    assert store.local and assistant.retriever._lexical.vectors is not None
     calls: list[str] = []
-    collection = assistant.retriever.store.collection
+    collection = store.collection
     for name in ("get", "query"):
         def spy(*args, _name=name, _original=getattr(collection, name), **kwargs):
             calls.append(f"{_name} {kwargs.get('include')}")
@@ -295,19 +295,33 @@ def test_a_question_reads_the_store_once_for_its_nearest_chunks(bundled_home, mi
 
         monkeypatch.setattr(collection, name, spy, raising=False)
     again = assistant.retrieve(question)
-    assert [(s.title, s.passages) for s in again] == [(s.title, s.passages) for s in first]
+    assert [(s.title, s.passages, s.dense) for s in again] == [
+        (s.title, s.passages, s.dense) for s in first]
+    assert calls == []  # the dense search ran over the saved vectors
+
+    # A Chroma server keeps its own search: one query for the ids of the nearest chunks.
+    store.local = False
+    assistant.retriever._lexical = None
+    assistant.retrieve(question)  # builds the lexical index without vectors
+    calls.clear()
+    served = assistant.retrieve(question)
     assert calls == ["query ['distances']"]
+    assert [(s.title, s.passages) for s in served] == [(s.title, s.passages) for s in first]
+    # Chroma's cosine distances and the saved vectors' products agree
+    assert [s.dense for s in served] == pytest.approx([s.dense for s in first], abs=2e-4)
 
 
-def test_chunks_written_after_the_lexical_index_are_read_from_the_store(
-        settings, fake_embeddings, tmp_path) -> None:
+@pytest.mark.parametrize("local", [False, True], ids=["server", "folder"])
+def test_chunks_written_after_the_lexical_index_are_found(
+        settings, fake_embeddings, tmp_path, local) -> None:
     from assistant.indexing import build_index
 
     extra = tmp_path / "extra.txt"
     build_index(settings, embeddings=fake_embeddings)
     assistant = Assistant(settings, embeddings=fake_embeddings)
-    assistant.retrieve("anything")  # the lexical index and its table, for this version
     store = assistant.retriever.store
+    store.local = local  # a server's store asks Chroma for the nearest chunks
+    assistant.retrieve("anything")  # the lexical index and its table, for this version
     pinned = store.version()
     store.version = lambda max_age=1.0: pinned  # the indexer's change not yet seen
     before = set(store.chunk_ids())
@@ -321,8 +335,20 @@ def test_chunks_written_after_the_lexical_index_are_read_from_the_store(
     question = embed_text(new["metadatas"][0]["title"], new["documents"][0])
     found = assistant.retriever.retrieve(question, k=50)
     mine = [s for s in found if s.chunk_ids == (new["ids"][0],)]
+    if not local:
+        # Chroma's search finds it before the index follows; its text is read from the store.
+        assert mine and mine[0].dense > 0.999 and "sorts marbles" in mine[0].text
+        assert len(assistant.retriever._lexical.table) < store.count()
+        return
+    # A local store searches its saved vectors: the new chunk is found once the retriever
+    # sees the store's new version (within a second of the write).
+    assert not mine
+    del store.version  # the instance's pinned version: the real one again
+    store._version = None
+    found = assistant.retriever.retrieve(question, k=50)
+    mine = [s for s in found if s.chunk_ids == (new["ids"][0],)]
     assert mine and mine[0].dense > 0.999 and "sorts marbles" in mine[0].text
-    assert len(assistant.retriever._lexical.table) < store.count()
+    assert len(assistant.retriever._lexical.table) == store.count()
 
 
 def test_lexical_index_saved_by_many_writers_at_once_stays_whole(tmp_path) -> None:
