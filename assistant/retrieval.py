@@ -122,8 +122,9 @@ class HybridRetriever:
         dense = self._dense(lexical, vector)
         bm25 = lexical.bm25.search(question, _CANDIDATES)
         names = question_names(question)
-        # Chunks written since the index was built (it follows within a second) are read
-        # from the store; every other text comes from the table.
+        # Chunks that a Chroma server's search finds but were written since the index was
+        # built (it follows within a second) are read from the store; every other text comes
+        # from the table.
         fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
 
         # Each candidate's paper now; its text only if it is returned or name-matched.
