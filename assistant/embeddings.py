@@ -146,6 +146,8 @@ def batches(lengths: list[int], most: int) -> list[slice]:
     pieces, four times their own; the 183 runs alone instead. Texts of like length still go
     ``most`` at a time.
     """
+    if most < 1:
+        raise ValueError(f"a batch holds at least one text, not {most}")
     n = len(lengths)
     best = [0.0] + [float("inf")] * n  # best[i]: the cheapest cut of the first i texts
     start = [0] * (n + 1)

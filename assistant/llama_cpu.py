@@ -37,10 +37,14 @@ def use_extra_buffers(llama_cpp_module: Any) -> bool:
 def model_params(extra_buffers: bool) -> Iterator[None]:
     """While the block runs, llama.cpp models load with ``use_extra_bufts=extra_buffers``.
 
-    One model loads at a time (the change is to a module attribute of llama-cpp-python).
+    One model loads at a time (the change is to a module attribute of llama-cpp-python);
+    with ``extra_buffers`` (llama.cpp's default) nothing is changed.
     """
     import llama_cpp.llama_cpp as low
 
+    if extra_buffers:
+        yield
+        return
     with _LOADING:
         defaults = low.llama_model_default_params
 

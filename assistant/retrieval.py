@@ -77,15 +77,17 @@ class HybridRetriever:
             return None  # damaged or from another version of the code: build it again
         if len(table) != bm25.size or bm25.size != self.store.count():
             return None
-        if self.store.local and (vectors is None or len(vectors) != len(table)):
-            return None  # saved before the vectors were: build it again, with them
+        if self.store.local and (vectors is None or len(vectors) != len(table)
+                                 or (len(table) and not vectors.dimension)):
+            return None  # saved before the vectors were, or damaged: build it again
         return _Lexical(version, bm25, table, vectors)
 
     def _build(self, version: str) -> _Lexical:
         vectors = None
         if self.store.local:
             ids, texts, metas, raw = self.store.all_chunks_and_vectors()
-            vectors = VectorTable.build(raw)
+            # Row i must be chunk i; should Chroma ever return fewer vectors, search with it.
+            vectors = VectorTable.build(raw) if len(raw) == len(ids) else None
         else:
             ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import BUNDLED
 
 from assistant.chunking import chunk_paper, chunk_text, split_sentences
@@ -125,6 +126,8 @@ def test_embedder_batches_cut_off_a_long_text_instead_of_padding_to_it() -> None
     alike = batches([40] * 70, 32)
     assert len(alike) == 3 and all(cut.stop - cut.start <= 32 for cut in alike)
     assert batches([], 32) == []
+    with pytest.raises(ValueError):
+        batches([10], 0)
 
 
 def test_embedder_vectors_do_not_depend_on_the_batch_they_ran_in(minilm) -> None:

@@ -37,6 +37,8 @@ def test_model_params_apply_inside_the_block_only() -> None:
     with model_params(extra_buffers=False):
         assert low.llama_model_default_params().use_extra_bufts is False
     assert low.llama_model_default_params is original
+    with model_params(extra_buffers=True):  # llama.cpp's default: nothing to change
+        assert low.llama_model_default_params is original
     with pytest.raises(RuntimeError), model_params(extra_buffers=False):
         raise RuntimeError("a load that fails")
     assert low.llama_model_default_params is original
@@ -46,12 +48,16 @@ def test_model_params_apply_inside_the_block_only() -> None:
 def test_embedded_model_reads_a_long_prompt_on_this_cpu() -> None:
     # A prompt of many tokens is evaluated in batches, where llama.cpp's AMX kernels crashed
     # the process (SIGILL) on CPUs with AMX; run it in a child so a crash is a failure here.
+    # No saved prompt states, and a prompt never seen before: every token is read afresh.
     script = (
-        "from assistant.config import Settings\n"
-        "from assistant.llm import build_llm\n"
+        "import uuid\n"
+        "from assistant.llm import EmbeddedChatModel\n"
+        "from assistant.model_file import ensure_model\n"
         "from langchain_core.messages import HumanMessage\n"
-        f"llm = build_llm(Settings(cache_dir={str(_user_cache())!r}))\n"
-        "text = 'DrPose maximizes PoseScore, a differentiable reward. ' * 30\n"
+        "from pathlib import Path\n"
+        f"model = ensure_model(Path({str(_user_cache())!r}))\n"
+        "llm = EmbeddedChatModel(model_path=str(model), prompt_cache_bytes=0)\n"
+        "text = f'{uuid.uuid4()} ' + 'DrPose maximizes PoseScore, a differentiable reward. ' * 30\n"
         "out = llm.invoke([HumanMessage(text + 'What does DrPose maximize?')], max_tokens=8)\n"
         "print(out.usage_metadata['input_tokens'])\n"
     )
