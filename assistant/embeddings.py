@@ -134,7 +134,8 @@ class MiniLMEmbeddings(Embeddings):
 
 # A call to the model costs about as much as this many word pieces more (4 ms against 0.13 ms a
 # piece on 2 cores), and a piece costs more in a wider batch (attention grows with the width):
-# a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256).
+# a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256), 256 being
+# the model's longest input (MINILM_MAX_PIECES).
 _CALL = 30
 
 
@@ -153,7 +154,7 @@ def batches(lengths: list[int], most: int) -> list[slice]:
     start = [0] * (n + 1)
     for end in range(1, n + 1):
         width = lengths[end - 1]
-        per_text = width * (1 + width / 256)
+        per_text = width * (1 + width / MINILM_MAX_PIECES)
         for first in range(max(0, end - most), end):
             cost = best[first] + _CALL + (end - first) * per_text
             if cost < best[end]:
