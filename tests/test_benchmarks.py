@@ -162,3 +162,20 @@ def test_llama_placements_are_timed_in_child_processes() -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert bad.returncode == 2 and "--configs" in bad.stderr
+
+
+def test_idle_thread_benchmark_compares_the_spinning_settings() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "idle_threads.py"), "--papers", "6",
+         "--rounds", "1", "--json"],
+        capture_output=True, text=True, timeout=600, env={**os.environ},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(result.stdout)
+    for variant in ("assistant", "default", "no_spinning"):
+        assert data[f"{variant}_retrieve_p50_ms"] > 0
+        assert data[f"{variant}_batch_chunks_per_s"] > 0
+    for other in ("default", "no_spinning"):
+        assert data[f"retrieve_ratio_to_{other}"] > 0 and data[f"batch_ratio_to_{other}"] > 0
+    # onnxruntime's default workers burn CPU after a call; the assistant's stop
+    assert data["assistant_idle_cpu_ms"] < data["default_idle_cpu_ms"]

@@ -137,3 +137,52 @@ def test_embedder_vectors_do_not_depend_on_the_batch_they_ran_in(minilm) -> None
     for text, vector in zip(texts, together, strict=True):
         alone = minilm.embed_query(text)
         assert max(abs(x - y) for x, y in zip(vector, alone, strict=True)) < 1e-4
+
+
+_IDLE_PROBE = textwrap.dedent("""
+    import resource, sys, time
+    from assistant.embeddings import MiniLMEmbeddings
+
+    def cpu():
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+        return usage.ru_utime + usage.ru_stime
+
+    model = MiniLMEmbeddings(threads=2)
+    model.embed_documents(["warm up the session"] * 4)
+    time.sleep(0.5)
+    worst = 0.0
+    for text in ["test-time adaptation without backpropagation", "GlowQ " * 60]:
+        model.embed_query(text)
+        start = cpu()
+        time.sleep(0.5)
+        worst = max(worst, cpu() - start)
+    print(round(worst * 1000, 1))
+""")
+
+# What the probe runs first to restore onnxruntime's default, so the test is seen to fail.
+_SPINNING = textwrap.dedent("""
+    import onnxruntime
+    real = onnxruntime.InferenceSession.__init__
+    def spinning(self, path, options, *args, **kwargs):
+        options.add_session_config_entry("session.force_spinning_stop", "0")
+        real(self, path, options, *args, **kwargs)
+    onnxruntime.InferenceSession.__init__ = spinning
+""")
+
+
+def _idle_cpu_ms(patch: str) -> float:
+    code = patch + _IDLE_PROBE
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return float(run.stdout.split()[-1])
+
+
+def test_embedder_threads_stop_spinning_when_a_call_ends() -> None:
+    """After a call, onnxruntime's workers by default spin on for tens of ms of a core,
+    which the dense search, the next question or llama.cpp then lacks; ours must use next to
+    none."""
+    idle = _idle_cpu_ms("")
+    spinning = _idle_cpu_ms(_SPINNING)  # the default, measured the same way: the probe works
+    assert idle < 10.0, f"{idle} ms of CPU in the 0.5 s after a call"
+    assert spinning > idle + 10.0, (spinning, idle)
