@@ -1,17 +1,19 @@
-"""What onnxruntime's spinning workers cost: retrieval and batch embedding with the
-assistant's setting (workers spin while a run lasts and stop at its end), onnxruntime's
-default (they spin on after it) and no spinning at all, each in child processes, in turns
-over one index.
+"""What idle worker threads that spin cost: retrieval and batch embedding with the
+assistant's settings, with onnxruntime's or OpenBLAS's defaults in their place, and with no
+spinning at all, each in child processes, in turns over one index.
 
-After each run onnxruntime's idle workers spin for a while, and after each matrix-vector
-product OpenBLAS's do too. On 2 cores a spinning worker takes the core that the next step
-needs: the dense search after the question's embedding, the next question's embedding after
-the search, llama.cpp's prompt after the excerpts are embedded.
+After each run onnxruntime's idle workers spin on for a while by default, and after each
+matrix-vector product OpenBLAS's do too. On 2 cores a spinning worker takes the core that the
+next step needs: the dense search after the question's embedding, the next question's
+embedding after the search, llama.cpp's prompt after the excerpts are embedded. The
+assistant's onnxruntime workers spin while a run lasts and stop at its end
+(``session.force_spinning_stop``), and OpenBLAS's sleep as soon as a product ends
+(``OPENBLAS_THREAD_TIMEOUT=4``, set on importing the package).
 
     python benchmarks/idle_threads.py [--papers 1000] [--rounds 4] [--json]
 
 Each child times ``Assistant.retrieve`` alone (10 questions, 5 rounds), the process's CPU in
-the half second after one embedding, and the embedding of 256 chunk texts in one call.
+the half second after one embedding and after one retrieval, and the embedding of 256 chunk texts in one call.
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_corpus  # noqa: E402
 
-# The session settings each variant puts over the assistant's.
-VARIANTS = {
-    "assistant": {},
-    "default": {"session.force_spinning_stop": "0"},
-    "no_spinning": {"session.intra_op.allow_spinning": "0"},
+# What each variant puts over the assistant's settings: onnxruntime session entries, and the
+# environment (OpenBLAS reads its timeout when it loads: 2**28 cycles is its default).
+VARIANTS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "assistant": ({}, {}),
+    "onnxruntime_default": ({"session.force_spinning_stop": "0"}, {}),
+    "openblas_default": ({}, {"OPENBLAS_THREAD_TIMEOUT": "28"}),
+    "both_default": ({"session.force_spinning_stop": "0"}, {"OPENBLAS_THREAD_TIMEOUT": "28"}),
+    "no_spinning": ({"session.intra_op.allow_spinning": "0"}, {}),
 }
 
 _CHILD = r"""
@@ -72,20 +77,28 @@ embeddings.embed_query(QUERIES[1])
 start = cpu()
 time.sleep(0.5)
 idle = (cpu() - start) * 1000
+time.sleep(0.5)
+assistant.retrieve(QUERIES[2], k=5)
+start = cpu()
+time.sleep(0.5)
+idle_retrieve = (cpu() - start) * 1000
 texts = json.loads(Path({texts!r}).read_text())
 start = time.perf_counter()
 embeddings.embed_documents(texts)
 batch = time.perf_counter() - start
 print(json.dumps({{"retrieve_p50_ms": statistics.median(times),
-                  "idle_cpu_ms": idle, "batch_chunks_per_s": len(texts) / batch}}))
+                  "idle_cpu_ms": idle, "idle_cpu_after_retrieve_ms": idle_retrieve,
+                  "batch_chunks_per_s": len(texts) / batch}}))
 """
 
 
 def child(variant: str, home: Path, texts: Path) -> dict[str, float]:
+    entries, env = VARIANTS[variant]
     code = _CHILD.format(bench=str(Path(__file__).resolve().parent), home=str(home),
-                         texts=str(texts), entries=VARIANTS[variant])
+                         texts=str(texts), entries=entries)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"}, timeout=900)
+                         env={**os.environ, "ORT_DISABLE_TELEMETRY": "1",
+                              "OPENBLAS_THREAD_TIMEOUT": "4", **env}, timeout=900)
     if run.returncode != 0:
         raise RuntimeError(f"the {variant} child failed: {run.stderr[-2000:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -34,3 +39,42 @@ def test_an_empty_or_malformed_table() -> None:
         VectorTable(np.zeros(5, dtype=np.float32))
     with pytest.raises(ValueError):
         VectorTable(np.zeros((2, 3), dtype=np.float64))
+
+
+_BLAS_PROBE = textwrap.dedent("""
+    import resource, time
+    {first}
+    import numpy as np
+    from assistant.vector_table import VectorTable
+
+    def cpu():
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+        return usage.ru_utime + usage.ru_stime
+
+    rng = np.random.default_rng(0)
+    table = VectorTable.build(rng.standard_normal((20_000, 384)).astype(np.float32))
+    table.nearest(rng.standard_normal(384), 40)
+    time.sleep(0.3)
+    table.nearest(rng.standard_normal(384), 40)
+    start = cpu()
+    time.sleep(0.5)
+    print(round((cpu() - start) * 1000, 1))
+""")
+
+
+def _cpu_after_search_ms(first: str, **env: str) -> float:
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("THREAD_TIMEOUT")}
+    run = subprocess.run([sys.executable, "-c", _BLAS_PROBE.format(first=first)],
+                         capture_output=True, text=True, timeout=120, env={**clean, **env})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return float(run.stdout.split()[-1])
+
+
+@pytest.mark.skipif(os.cpu_count() == 1, reason="OpenBLAS runs no worker thread on one core")
+def test_blas_workers_sleep_once_a_search_ends() -> None:
+    """OpenBLAS's workers spin about 0.1 s after a product by default, on the core that the
+    next embedding or llama.cpp needs; importing the assistant first makes them sleep."""
+    ours = _cpu_after_search_ms("import assistant")
+    default = _cpu_after_search_ms("import assistant", OPENBLAS_THREAD_TIMEOUT="28")
+    assert ours < 10.0, f"{ours} ms of CPU in the 0.5 s after a search"
+    assert default > ours + 20.0, (default, ours)  # the user's own value is kept
