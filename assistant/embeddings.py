@@ -67,9 +67,9 @@ class MiniLMEmbeddings(Embeddings):
         options.log_severity_level = 3
         # Workers spin while a run lasts but stop at its end. By default they spin on for
         # about 50 ms of a core after each run, which on 2 cores the dense search, the next
-        # question or llama.cpp's prompt then lacks. At 1,000 papers a retrieval took 9.5 ms
-        # with the default and 6.1 ms with this; batches ran 1.04 times as fast as with the
-        # default and 1.08 times as fast as with no spinning at all (benchmarks/idle_threads.py).
+        # question or llama.cpp's prompt then lacks: at 1,000 papers a retrieval took 5.30 ms
+        # with the default (9.29 ms with OpenBLAS's default too, see _env.py) and 5.14 ms with
+        # this (benchmarks/idle_threads.py); batches ran as fast (docs/performance.md).
         options.add_session_config_entry(SPIN_STOP_KEY, "1")
         self.session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]

@@ -16,6 +16,24 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "data" / "iclr2026"
 
+_CPU_AFTER = """
+import resource as _resource, time as _time
+_usage = _resource.getrusage(_resource.RUSAGE_SELF)  # every thread of this process
+_start = _usage.ru_utime + _usage.ru_stime
+_time.sleep(0.5)
+_usage = _resource.getrusage(_resource.RUSAGE_SELF)
+print(round((_usage.ru_utime + _usage.ru_stime - _start) * 1000, 1))
+"""
+
+
+def cpu_after_ms(code: str, env: dict[str, str] | None = None) -> float:
+    """Run ``code`` in a child process; the CPU milliseconds all its threads use in the half
+    second after ``code`` ends (idle workers that spin show here)."""
+    run = subprocess.run([sys.executable, "-c", code + _CPU_AFTER], capture_output=True,
+                         text=True, timeout=120, env=env if env is not None else {**os.environ})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return float(run.stdout.split()[-1])
+
 
 def _user_cache() -> Path:
     import platformdirs

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from conftest import cpu_after_ms
 
 from assistant.files import load_mapped, save_mapped
 from assistant.vector_table import VectorTable
@@ -42,32 +41,22 @@ def test_an_empty_or_malformed_table() -> None:
 
 
 _BLAS_PROBE = textwrap.dedent("""
-    import resource, time
+    import time
     {first}
     import numpy as np
     from assistant.vector_table import VectorTable
-
-    def cpu():
-        usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
-        return usage.ru_utime + usage.ru_stime
 
     rng = np.random.default_rng(0)
     table = VectorTable.build(rng.standard_normal((20_000, 384)).astype(np.float32))
     table.nearest(rng.standard_normal(384), 40)
     time.sleep(0.3)
     table.nearest(rng.standard_normal(384), 40)
-    start = cpu()
-    time.sleep(0.5)
-    print(round((cpu() - start) * 1000, 1))
 """)
 
 
 def _cpu_after_search_ms(first: str, **env: str) -> float:
     clean = {k: v for k, v in os.environ.items() if not k.endswith("THREAD_TIMEOUT")}
-    run = subprocess.run([sys.executable, "-c", _BLAS_PROBE.format(first=first)],
-                         capture_output=True, text=True, timeout=120, env={**clean, **env})
-    assert run.returncode == 0, run.stderr[-2000:]
-    return float(run.stdout.split()[-1])
+    return cpu_after_ms(_BLAS_PROBE.format(first=first), {**clean, **env})
 
 
 @pytest.mark.skipif(os.cpu_count() == 1, reason="OpenBLAS runs no worker thread on one core")
