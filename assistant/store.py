@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant._env import quiet_third_parties
 from assistant.chroma_faults import Guarded, forget_system, open_failure, remove_chroma_files
-from assistant.chunking import Chunk, chunk_paper
+from assistant.chunking import Chunk, chunk_paper, chunking_label
 from assistant.corpus import Paper
 from assistant.embeddings import embeddings_name, run_lengths
 from assistant.errors import IndexBusyError, IndexMissingError, StoreError
@@ -382,8 +382,9 @@ def index_papers(
 ) -> IndexReport:
     """Make the collection hold exactly ``papers``: add new, replace changed, drop removed.
 
-    Unchanged papers are neither embedded nor written; a paper chunked with another size or
-    overlap than ``chunk_tokens``/``chunk_overlap`` counts as changed. Each paper's chunks
+    Unchanged papers are neither embedded nor written; a paper chunked another way (its
+    chunks' :func:`chunking_label` is not that of ``chunk_tokens``/``chunk_overlap``) counts
+    as changed. Each paper's chunks
     are written in one call and carry the paper's hash and chunk count, so a run killed
     part-way leaves papers either complete or detectably incomplete, and the next run
     repairs them.
@@ -403,7 +404,7 @@ def index_papers(
             entry["slot"] = meta.get("slot")
 
     wanted = {p.id for p in papers}
-    chunking = f"{chunk_tokens}/{chunk_overlap}"
+    chunking = chunking_label(chunk_tokens, chunk_overlap)
     todo: list[tuple[Paper, list[Chunk], bool]] = []
     unchanged = 0
     for paper in papers:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED, cpu_after_ms
 
-from assistant.chunking import chunk_paper, chunk_text, split_sentences
+from assistant.chunking import chunk_paper, chunk_text, ending_tokens, split_sentences
 from assistant.corpus import load_papers
 from assistant.embeddings import MINILM_MAX_PIECES
 from assistant.store import embed_text
@@ -44,7 +44,8 @@ def test_a_sentence_longer_than_a_chunk_is_cut_between_words(tmp_path: Path) -> 
     count = lambda t: count_tokens(enc, t)  # noqa: E731
     sentence = " ".join(["word"] * 500) + "."
     chunks = chunk_text(sentence, count, max_tokens=100, overlap_tokens=0)
-    assert all(count(c) <= 100 for c in chunks)
+    assert all(count(c) <= 100 for c in chunks[:-1])
+    assert count(chunks[-1]) <= 100 + ending_tokens(100)
     assert sum(len(c.split()) for c in chunks) == 500
 
 
@@ -55,11 +56,35 @@ def test_bundled_chunks_fit_the_embedder_with_their_title(tmp_path: Path, minilm
     enc = encoding(tmp_path)
     largest = 0
     for paper in load_papers([BUNDLED]):
-        for chunk in chunk_paper(paper, lambda t: count_tokens(enc, t), settings.chunk_tokens,
-                                 settings.chunk_overlap):
-            assert chunk.tokens <= settings.chunk_tokens
+        chunks = chunk_paper(paper, lambda t: count_tokens(enc, t), settings.chunk_tokens,
+                             settings.chunk_overlap)
+        assert all(c.tokens <= settings.chunk_tokens for c in chunks[:-1])
+        assert chunks[-1].tokens <= settings.chunk_tokens + ending_tokens(settings.chunk_tokens)
+        for chunk in chunks:
             largest = max(largest, minilm.count_pieces(embed_text(paper.title, chunk.text)))
     assert largest <= MINILM_MAX_PIECES, f"a chunk has {largest} word pieces"
+
+
+@pytest.mark.parametrize("ending_words", [2, 30])
+def test_a_short_ending_joins_the_chunk_before_it(tmp_path: Path, ending_words: int) -> None:
+    """A sentence or two left over joins the last full chunk; a longer ending is a chunk."""
+    enc = encoding(tmp_path)
+    count = lambda t: count_tokens(enc, t)  # noqa: E731
+    body = [f"Sentence number {i} says something about topic {i * 7}." for i in range(5)]
+    ending = "Finally " + " ".join(["results"] * ending_words) + " improve."
+    text = " ".join([*body, ending])
+    max_tokens = sum(count(s) + 1 for s in body) - 1  # the body alone fills a chunk
+    assert count(text) > max_tokens
+    chunks = chunk_text(text, count, max_tokens=max_tokens, overlap_tokens=8)
+    short = count(ending) + 1 <= ending_tokens(max_tokens)
+    assert short == (ending_words == 2)  # the two cases are what they claim to be
+    if short:
+        assert chunks == [text]
+    else:
+        assert len(chunks) == 2 and chunks[-1].endswith(ending)
+        assert all(count(c) <= max_tokens for c in chunks)
+    for sentence in split_sentences(text):
+        assert any(sentence in c for c in chunks)
 
 
 def test_embedder_does_not_truncate_long_text(minilm) -> None:

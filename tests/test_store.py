@@ -65,7 +65,7 @@ def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, t
 def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embeddings,
                                                          tmp_path) -> None:
     corpus = write_corpus(tmp_path / "c", abstracts(5))
-    small = settings.model_copy(update={"chunk_tokens": 32, "chunk_overlap": 0})
+    small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 0})
     first = build_index(small, [corpus], embeddings=fake_embeddings)
     assert first.added == 5
 
@@ -74,7 +74,7 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
     assert (again.added, again.updated, again.unchanged) == (0, 5, 0)
     assert (first.chunks, again.chunks) == (10, 5)  # one chunk per abstract now, none left over
     found = open_store(settings, fake_embeddings).collection.get(include=["metadatas"])
-    assert {m["chunking"] for m in found["metadatas"]} == {"200/0"}
+    assert {m["chunking"] for m in found["metadatas"]} == {"200/0+25"}
 
     # The overlap alone changes too: the chunks are the same texts, re-stamped.
     overlap = settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 16})
