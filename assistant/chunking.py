@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 
 from assistant.corpus import Paper
 

@@ -384,10 +384,9 @@ def index_papers(
 
     Unchanged papers are neither embedded nor written; a paper chunked another way (its
     chunks' :func:`chunking_label` is not that of ``chunk_tokens``/``chunk_overlap``) counts
-    as changed. Each paper's chunks
-    are written in one call and carry the paper's hash and chunk count, so a run killed
-    part-way leaves papers either complete or detectably incomplete, and the next run
-    repairs them.
+    as changed. Each paper's chunks are written in one call and carry the paper's hash and
+    chunk count, so a run killed part-way leaves papers either complete or detectably
+    incomplete, and the next run repairs them.
     The caller holds :func:`writer_lock`.
     """
     started = time.perf_counter()

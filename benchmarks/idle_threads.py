@@ -13,7 +13,8 @@ assistant's onnxruntime workers spin while a run lasts and stop at its end
     python benchmarks/idle_threads.py [--papers 1000] [--rounds 4] [--json]
 
 Each child times ``Assistant.retrieve`` alone (10 questions, 5 rounds), the process's CPU in
-the half second after one embedding and after one retrieval, and the embedding of 256 chunk texts in one call.
+the half second after one embedding and after one retrieval, and the embedding of 256 chunk
+texts in one call.
 """
 
 from __future__ import annotations
