@@ -35,11 +35,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-N_NEAREST = 40  # retrieval's dense candidates (assistant/retrieval.py)
+from assistant.retrieval import _CANDIDATES as N_NEAREST  # noqa: E402  retrieval's dense list
+from assistant.vector_table import VectorTable  # noqa: E402
 
 Search = Callable[[np.ndarray], np.ndarray]  # unit question -> rows, nearest first
 
@@ -56,7 +56,7 @@ def binary_search(vectors: np.ndarray, rescore: int) -> Search:
             distance += np.bitwise_count(codes[j] ^ words[j])
         rows = (np.argpartition(distance, rescore - 1)[:rescore] if rescore < len(vectors)
                 else np.arange(len(vectors)))
-        return _best(rows, vectors[rows] @ q)
+        return _nearest(rows, vectors[rows], q)
 
     return search
 
@@ -89,22 +89,22 @@ def ivf_search(vectors: np.ndarray, centroids: np.ndarray, assigned: np.ndarray,
         nearest = np.argsort(-(centroids @ q))
         taken = nearest[: int(np.searchsorted(np.cumsum(sizes[nearest]), wanted)) + 1]
         rows = np.concatenate([np.arange(bounds[c], bounds[c + 1]) for c in np.sort(taken)])
-        return order[_best(rows, grouped[rows] @ q)]
+        return order[_nearest(rows, grouped[rows], q)]
 
     return search
 
 
-def _best(rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    n = min(N_NEAREST, len(rows))
-    top = np.argpartition(-scores, n - 1)[:n] if n < len(rows) else np.arange(len(rows))
-    return rows[top[np.argsort(-scores[top], kind="stable")]]
+def _nearest(rows: np.ndarray, candidates: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Of ``rows`` (whose vectors are ``candidates``), the nearest, ranked as retrieval ranks."""
+    return rows[[i for i, _ in VectorTable(candidates).nearest(q, N_NEAREST)]]
 
 
 def questions() -> list[str]:
     from run import QUERIES
 
-    lines = (ROOT / "data" / "eval" / "questions.jsonl").read_text(encoding="utf-8").splitlines()
-    return QUERIES + [json.loads(line)["question"] for line in lines if line.strip()]
+    from assistant.questions import load_questions
+
+    return QUERIES + [q.text for q in load_questions(ROOT / "data" / "eval" / "questions.jsonl")]
 
 
 def build_store(papers: int, home: Path) -> None:
@@ -132,11 +132,15 @@ def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -
                          "is needed)")
     vectors = np.ascontiguousarray(lexical.vectors.vectors)
     table = lexical.table
-    position = {chunk_id: i for i, chunk_id in enumerate(table.ids)}
 
     def chroma(q: np.ndarray) -> np.ndarray:
         found = assistant.store.nearest(q.tolist(), N_NEAREST, total=len(table))
-        return np.array([position[c] for c, _ in found if c in position], dtype=np.int64)
+        rows = (table.position(c) for c, _ in found)
+        return np.array([i for i in rows if i is not None], dtype=np.int64)
+
+    def unit(question: str) -> np.ndarray:
+        q = np.asarray(embeddings.embed_query(question), dtype=np.float32)
+        return q / max(float(np.linalg.norm(q)), 1e-12)
 
     methods: dict[str, Search] = {
         "exact": lambda q: np.array([i for i, _ in lexical.vectors.nearest(q, N_NEAREST)]),
@@ -152,10 +156,7 @@ def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -
         methods[f"ivf-{share:g}"] = ivf_search(vectors, centroids, assigned, share)
 
     asked = questions()
-    units = []
-    for question in asked:
-        q = np.asarray(embeddings.embed_query(question), dtype=np.float32)
-        units.append(q / max(float(np.linalg.norm(q)), 1e-12))
+    units = [unit(question) for question in asked]
     truth = [methods["exact"](q) for q in units]
     found: dict[str, list[float]] = {name: [] for name in methods}
     same10 = dict.fromkeys(methods, 0)
@@ -172,8 +173,7 @@ def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -
         shift = round_ % len(names)
         for question in timed:
             for name in names[shift:] + names[:shift]:
-                q = np.asarray(embeddings.embed_query(question), dtype=np.float32)
-                q /= max(float(np.linalg.norm(q)), 1e-12)
+                q = unit(question)
                 begin = time.perf_counter()
                 methods[name](q)
                 samples[name].append((time.perf_counter() - begin) * 1000)
