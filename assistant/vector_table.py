@@ -10,18 +10,31 @@ every vector to every client is what a server is there to avoid.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from assistant.int8_scan import Int8Scan
+
 
 class VectorTable:
-    """Row ``i`` is chunk ``i`` of the chunk table, scaled to unit length (float32)."""
+    """Row ``i`` is chunk ``i`` of the chunk table, scaled to unit length (float32).
+
+    From ``scan_from`` rows on, a search first scans int8 codes of the rows and scores in full
+    only those that could be among the nearest (int8_scan.py): the same rows, in the same
+    order, for a quarter of the bytes read.
+    """
+
+    scan_from = 8192
 
     def __init__(self, vectors: np.ndarray) -> None:
         if vectors.ndim != 2 or vectors.dtype != np.float32:
             raise ValueError("vector table must be a 2-D float32 array")
         self.vectors = vectors
+        self._int8: Int8Scan | None = None
+        self._scan_failed = False
+        self._lock = threading.Lock()
 
     @classmethod
     def build(cls, vectors: Sequence[Sequence[float]] | np.ndarray) -> VectorTable:
@@ -45,10 +58,31 @@ class VectorTable:
             return []
         q = np.asarray(query, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        scores = self.vectors @ q
+        rows = None
+        scan = self._scan() if n < len(self.vectors) else None
+        if scan is not None:
+            rows = scan.candidates(q, n)
+        if rows is None:
+            scores = self.vectors @ q
+        else:  # only the rows that could be among the n nearest, scored in full
+            scores = self.vectors[rows] @ q
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(i), float(scores[i])) for i in top]
+        found = top if rows is None else rows[top]
+        order = np.lexsort((found, -scores[top]))  # best first; equal scores by row
+        top, found = top[order], found[order]
+        return [(int(i), float(s)) for i, s in zip(found, scores[top], strict=True)]
+
+    def _scan(self) -> Int8Scan | None:
+        """The int8 first pass, made at the first search of a table large enough for it."""
+        if len(self.vectors) < self.scan_from or self._scan_failed:
+            return None
+        with self._lock:
+            if self._int8 is None and not self._scan_failed:
+                try:
+                    self._int8 = Int8Scan(self.vectors)
+                except Exception:  # onnxruntime could not run it: the float product still can
+                    self._scan_failed = True
+            return self._int8
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"chunk_vectors": self.vectors}

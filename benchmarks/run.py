@@ -312,6 +312,16 @@ def _finish(result: dict[str, Any], work: Path, with_answers: bool, tutorial: bo
     return result
 
 
+@contextlib.contextmanager
+def _work_folder(keep: Path | None) -> Iterator[str]:
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix="assistant-bench-") as tmp:
+            yield tmp
+    else:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield str(keep.resolve())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=1000)
@@ -327,9 +337,15 @@ def main() -> int:
     parser.add_argument("--tutorial-reindex", choices=["auto", "yes", "no"], default="auto",
                         help="time the tutorial's second run, a full re-embedding "
                              f"(auto: only up to {TUTORIAL_REINDEX_MAX:,} papers)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="work in DIR (new or empty) and leave the stores there, for "
+                             "dense_search.py --home DIR/ours")
     args = parser.parse_args()
+    if args.keep is not None and args.keep.exists() and (
+            not args.keep.is_dir() or any(args.keep.iterdir())):
+        parser.error(f"--keep {args.keep}: not an empty folder; name a new one")
     load_before = os.getloadavg()[0]  # other jobs on the cores skew the absolute figures
-    with tempfile.TemporaryDirectory(prefix="assistant-bench-") as tmp:
+    with _work_folder(args.keep) as tmp:
         os.environ["ASSISTANT_HOME"] = str(Path(tmp) / "home")
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tmp) / "tiktoken"))
         if "ASSISTANT_CACHE_DIR" not in os.environ:  # reuse the assembled model file

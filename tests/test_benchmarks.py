@@ -184,18 +184,20 @@ def test_idle_thread_benchmark_compares_the_spinning_settings() -> None:
 
 def test_dense_search_benchmark_compares_first_passes_with_the_exact_search() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "dense_search.py"), "--papers", "12",
+        [sys.executable, str(ROOT / "benchmarks" / "dense_search.py"), "--papers", "30",
          "--rounds", "1", "--rescore", "5", "100000", "--share", "0.2", "1", "--json"],
         capture_output=True, text=True, timeout=600, env={**os.environ},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     data = json.loads(result.stdout)
     methods = data["methods"]
-    assert set(methods) == {"exact", "chroma", "binary-5", "binary-100000", "ivf-0.2", "ivf-1"}
-    assert data["rows"] >= 12 and data["questions"] > 10
+    assert set(methods) == {"exact", "int8", "chroma", "binary-5", "binary-100000", "ivf-0.2",
+                            "ivf-1"}
+    assert data["rows"] > 40 and data["questions"] > 10  # more rows than the 40 searched for
     assert all(m["p50_ms"] > 0 and 0 <= m["recall_mean"] <= 1 for m in methods.values())
-    # the exact search is the reference; a first pass that rescores or scans every row is it
-    for name in ("exact", "binary-100000", "ivf-1"):
+    # the exact search is the reference; the int8 scan with its bounds, and a first pass that
+    # rescores or scans every row, are it
+    for name in ("exact", "int8", "binary-100000", "ivf-1"):
         assert methods[name]["recall_min"] == 1.0, name
         assert methods[name]["same_first_10"] == data["questions"], name
     # five rows rescored cannot hold forty nearest

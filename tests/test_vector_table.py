@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from conftest import cpu_after_ms
 
+from assistant import int8_scan
 from assistant.files import load_mapped, save_mapped
+from assistant.int8_scan import Int8Scan, matmul_integer_model
 from assistant.vector_table import VectorTable
 
 
@@ -48,15 +50,16 @@ _BLAS_PROBE = textwrap.dedent("""
 
     rng = np.random.default_rng(0)
     table = VectorTable.build(rng.standard_normal((20_000, 384)).astype(np.float32))
+    table.scan_from = {scan_from}
     table.nearest(rng.standard_normal(384), 40)
     time.sleep(0.3)
     table.nearest(rng.standard_normal(384), 40)
 """)
 
 
-def _cpu_after_search_ms(first: str, **env: str) -> float:
+def _cpu_after_search_ms(first: str, scan_from: int = 10**9, **env: str) -> float:
     clean = {k: v for k, v in os.environ.items() if not k.endswith("THREAD_TIMEOUT")}
-    return cpu_after_ms(_BLAS_PROBE.format(first=first), {**clean, **env})
+    return cpu_after_ms(_BLAS_PROBE.format(first=first, scan_from=scan_from), {**clean, **env})
 
 
 @pytest.mark.skipif(os.cpu_count() == 1, reason="OpenBLAS runs no worker thread on one core")
@@ -67,3 +70,127 @@ def test_blas_workers_sleep_once_a_search_ends() -> None:
     default = _cpu_after_search_ms("import assistant", OPENBLAS_THREAD_TIMEOUT="28")
     assert ours < 10.0, f"{ours} ms of CPU in the 0.5 s after a search"
     assert default > ours + 20.0, (default, ours)  # the user's own value is kept
+    # the int8 scan's onnxruntime workers sleep after a search too
+    scanned = _cpu_after_search_ms("import assistant", scan_from=0)
+    assert scanned < 10.0, f"{scanned} ms of CPU in the 0.5 s after an int8 search"
+
+
+def _float_only(vectors: np.ndarray) -> VectorTable:
+    table = VectorTable(vectors)
+    table.scan_from = len(vectors) + 1
+    return table
+
+
+def _scanned(vectors: np.ndarray) -> VectorTable:
+    table = VectorTable(vectors)
+    table.scan_from = 0
+    return table
+
+
+def test_the_int8_graph_computes_the_exact_integer_product() -> None:
+    import onnxruntime
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(-127, 128, size=(50, 7), dtype=np.int8)  # 50 dimensions, 7 rows
+    session = onnxruntime.InferenceSession(matmul_integer_model(codes),
+                                           providers=["CPUExecutionProvider"])
+    q = rng.integers(1, 256, size=(1, 50), dtype=np.uint8)
+    product = session.run(None, {"q": q})[0]
+    assert product.dtype == np.int32 and product.shape == (1, 7)
+    assert product.tolist() == ((q.astype(np.int32) - 128) @ codes.astype(np.int32)).tolist()
+
+
+def test_the_int8_scan_finds_the_rows_and_order_of_the_float_search() -> None:
+    """Crowded rows (a few centres, little noise) are the hard case for a first pass: the
+    40th best score is close to hundreds of others, and every one must be kept."""
+    rng = np.random.default_rng(4)
+    centres = rng.standard_normal((12, 64))
+    raw = centres[rng.integers(0, 12, 6000)] + 0.15 * rng.standard_normal((6000, 64))
+    raw[17] = 0.0  # a zero row has no direction; it must not break the codes
+    raw[18:22] = raw[30]  # duplicates: equal scores, ordered by row in both searches
+    table = VectorTable.build(raw)
+    full, scanned = _float_only(table.vectors), _scanned(table.vectors)
+    sizes = []
+    for i in range(60):
+        query = raw[rng.integers(6000)] + 0.5 * rng.standard_normal(64)
+        for n in (1, 40, 333):
+            expected, found = full.nearest(query, n), scanned.nearest(query, n)
+            assert [r for r, _ in found] == [r for r, _ in expected], (i, n)
+            assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-6)
+        unit = (query / np.linalg.norm(query)).astype(np.float32)
+        sizes.append(len(scanned._int8.candidates(unit, 40)))
+    assert scanned._int8 is not None  # the scan, not the float product, answered
+    # the bounds leave a small share of the rows to score in full
+    assert max(sizes) < len(raw) // 4, sizes
+    duplicates = [r for r, _ in scanned.nearest(raw[30], 10) if r in (18, 19, 20, 21, 30)]
+    assert duplicates == [18, 19, 20, 21, 30]
+
+
+def test_a_query_the_codes_cannot_bound_falls_back_to_the_float_product() -> None:
+    rng = np.random.default_rng(5)
+    table = _scanned(VectorTable.build(rng.standard_normal((300, 16))).vectors)
+    zero = np.zeros(16)
+    assert table.nearest(zero, 5) == _float_only(table.vectors).nearest(zero, 5)
+    assert table._int8 is not None and table._int8.candidates(zero.astype(np.float32), 5) is None
+    assert len(table.nearest(rng.standard_normal(16), 300)) == 300  # every row: no scan needed
+
+
+def test_the_scan_starts_at_scan_from_rows_and_a_failure_leaves_the_float_search(
+        monkeypatch) -> None:
+    rng = np.random.default_rng(6)
+    vectors = VectorTable.build(rng.standard_normal((400, 16))).vectors
+    small = VectorTable(vectors)
+    small.scan_from = 401
+    small.nearest(rng.standard_normal(16), 10)
+    assert small._int8 is None  # below the threshold the float product is used
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("onnxruntime cannot create the session")
+
+    monkeypatch.setattr("assistant.vector_table.Int8Scan", broken)
+    table = _scanned(vectors)
+    query = rng.standard_normal(16)
+    assert table.nearest(query, 10) == _float_only(vectors).nearest(query, 10)
+    assert table._int8 is None and table._scan_failed
+
+
+def test_int8_scan_bounds_hold_for_every_row() -> None:
+    """The bound is what makes the scan exact: every row's true score lies within it."""
+    rng = np.random.default_rng(7)
+    vectors = VectorTable.build(rng.standard_normal((2000, 384))).vectors
+    scan = Int8Scan(vectors)
+    for _ in range(20):
+        q = rng.standard_normal(384).astype(np.float32)
+        q /= np.linalg.norm(q)
+        t = float(np.abs(q).max()) / 127
+        steps = np.clip(np.rint(q.astype(np.float64) / t), -127, 127)
+        error = float(np.linalg.norm(q - steps * t))
+        product = scan.session.run(None, {"q": (steps + int8_scan._ZERO).astype(np.uint8)[None]})
+        estimate = product[0][0] * scan.scale.astype(np.float64) * t
+        bound = scan.code_norm.astype(np.float64) * error + scan.residual
+        true = vectors.astype(np.float64) @ q.astype(np.float64)
+        assert np.all(np.abs(true - estimate) <= bound)
+        assert np.all(bound < 0.05)  # and it is tight enough to prune
+
+
+def test_retrieval_with_the_int8_scan_is_retrieval_without_it(bundled_home, minilm,
+                                                              monkeypatch) -> None:
+    """End to end: the real model's vectors of the bundled corpus, the evaluation's questions,
+    the whole hybrid retrieval, once with the scan forced on and once with it off."""
+    from assistant.api import Assistant
+    from assistant.config import Settings
+    from assistant.questions import load_questions
+    from assistant.resources import eval_questions
+
+    questions = [q.text for q in load_questions(eval_questions())]
+    results = {}
+    for scan_from in (10**9, 0):
+        monkeypatch.setattr(VectorTable, "scan_from", scan_from)
+        assistant = Assistant(Settings(home=bundled_home), embeddings=minilm)
+        results[scan_from] = [
+            [(s.paper_id, s.chunk_ids, s.dense) for s in assistant.retrieve(q, k=5)]
+            for q in questions]
+        vectors = assistant.retriever._lexical_index().vectors
+        assert vectors is not None and (vectors._int8 is not None) == (scan_from == 0)
+    assert len(questions) > 50
+    assert results[0] == results[10**9]

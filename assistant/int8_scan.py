@@ -1,0 +1,146 @@
+"""An exact first pass for the dense search of a large table: int8 codes with error bounds.
+
+Every row ``v`` (unit length) is kept as int8 codes ``c`` and a scale ``s`` with
+``v = s·c + r``; a question ``q`` (unit length) as uint8 codes ``a`` and a scale ``t`` with
+``q = t·(a - 128) + e``. Then
+
+    v·q = s·t·(c·(a - 128)) + s·(c·e) + r·q,   |s·(c·e) + r·q| ≤ s·|c|·|e| + |r|,
+
+so the integer product gives each row's score within a bound known for that row. A row whose
+upper bound is below the ``n``-th best lower bound cannot be among the ``n`` nearest; the few
+rows left are scored again with their float vectors. The result is the exact search's, and
+the scan reads a quarter of the bytes: over 42,243 rows of 384 dimensions onnxruntime's
+integer product (``MatMulInteger``, the codes packed once per table) took 0.2-0.9 ms on 2
+cores where the float product took 1.6-3.3 ms (docs/performance.md).
+
+onnxruntime is already here for the embedder; the one-node ONNX graph is written below in
+protobuf's wire format, since the ``onnx`` package is not a dependency.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from assistant.embeddings import SPIN_STOP_KEY
+
+# Added to every bound: the float32 arithmetic of the scores themselves (a 384-term float32
+# dot product of unit vectors is off by well under 1e-5), so that rounding cannot drop a row.
+_SLACK = 1e-4
+_ZERO = 128  # uint8 zero point of the question's codes
+_BLOCK = 2048  # rows coded at a time
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if not value:
+            out.append(byte)
+            return bytes(out)
+        out.append(byte | 0x80)
+
+
+# A message is kept as a list of byte strings, so that the codes (16 MB for 42,000 rows) are
+# copied once, when the model is joined, and not once per level of nesting.
+_Message = list[bytes]
+
+
+def _field(number: int, payload: _Message | bytes | str | int) -> _Message:
+    """One protobuf field: an int as a varint; a message, bytes or a string length-delimited."""
+    if isinstance(payload, int):
+        return [_varint(number << 3), _varint(payload)]
+    parts = payload if isinstance(payload, list) else [
+        payload.encode() if isinstance(payload, str) else payload]
+    return [_varint(number << 3 | 2), _varint(sum(len(p) for p in parts)), *parts]
+
+
+def _message(*fields: _Message) -> _Message:
+    return [part for f in fields for part in f]
+
+
+_UINT8, _INT8, _INT32 = 2, 3, 6  # ONNX TensorProto data types
+
+
+def _tensor(name: str, array: np.ndarray, data_type: int) -> _Message:
+    raw = bytes(np.ascontiguousarray(array).reshape(-1).data.cast("B"))
+    return _message(*(_field(1, int(d)) for d in array.shape), _field(2, data_type),
+                    _field(8, name), _field(9, raw))
+
+
+def _value_info(name: str, data_type: int, shape: tuple[int, ...]) -> _Message:
+    dims = _message(*(_field(1, _field(1, int(d))) for d in shape))
+    tensor_type = _message(_field(1, data_type), _field(2, dims))
+    return _message(_field(1, name), _field(2, _field(1, tensor_type)))
+
+
+def matmul_integer_model(codes_t: np.ndarray) -> bytes:
+    """An ONNX model: ``y = (q - 128) @ codes_t`` in int32, for ``q`` uint8 of shape (1, D)
+    and ``codes_t`` int8 of shape (D, N), C-contiguous, the codes a constant of the graph."""
+    dimension, rows = codes_t.shape
+    node = _message(_field(1, "q"), _field(1, "codes"), _field(1, "zero"), _field(2, "y"),
+                    _field(3, "product"), _field(4, "MatMulInteger"))
+    graph = _message(_field(1, node), _field(2, "int8_scan"),
+                     _field(5, _tensor("codes", codes_t, _INT8)),
+                     _field(5, _tensor("zero", np.array(_ZERO, dtype=np.uint8), _UINT8)),
+                     _field(11, _value_info("q", _UINT8, (1, dimension))),
+                     _field(12, _value_info("y", _INT32, (1, rows))))
+    opset = _message(_field(1, ""), _field(2, 13))
+    return b"".join(_message(_field(1, 7), _field(8, opset), _field(7, graph)))
+
+
+class Int8Scan:
+    """Candidate rows for the ``n`` nearest of a table of unit vectors, always a superset."""
+
+    def __init__(self, vectors: np.ndarray, threads: int | None = None) -> None:
+        import onnxruntime
+
+        count, self.dimension = vectors.shape
+        self.scale = np.empty(count, dtype=np.float32)
+        self.code_norm = np.empty(count, dtype=np.float32)
+        self.residual = np.empty(count, dtype=np.float32)
+        codes_t = np.empty((self.dimension, count), dtype=np.int8)
+        # In blocks: temporaries of the whole table's size would cost more in page faults
+        # than the arithmetic (1.2 s against 0.1 s for 42,000 rows here).
+        for start in range(0, count, _BLOCK):
+            rows = vectors[start:start + _BLOCK]
+            peak = np.abs(rows).max(axis=1)
+            scale = np.where(peak > 0, peak / np.float32(127), np.float32(1))
+            codes = np.clip(np.rint(rows / scale[:, None]), -127, 127)
+            error = np.linalg.norm(rows - codes * scale[:, None], axis=1)
+            part = slice(start, start + len(rows))
+            self.scale[part] = scale
+            # Row i's bound is code_norm[i]·|e| + residual[i]; _SLACK covers float32 rounding.
+            self.code_norm[part] = scale * np.linalg.norm(codes, axis=1) * np.float32(1 + 1e-5)
+            self.residual[part] = error * np.float32(1 + 1e-5) + np.float32(_SLACK)
+            codes_t[:, part] = codes.T
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.log_severity_level = 3
+        options.add_session_config_entry(SPIN_STOP_KEY, "1")  # as the embedder's workers
+        model = matmul_integer_model(codes_t)
+        del codes_t
+        self.session = onnxruntime.InferenceSession(model, options,
+                                                    providers=["CPUExecutionProvider"])
+
+    def __len__(self) -> int:
+        return len(self.scale)
+
+    def candidates(self, query: np.ndarray, n: int) -> np.ndarray | None:
+        """Rows (ascending) that hold the ``n`` nearest to the unit vector ``query``, or None
+        when the question's codes cannot bound it (an all-zero query)."""
+        q = query.astype(np.float64)
+        peak = float(np.abs(q).max()) if q.size else 0.0
+        if peak == 0.0 or not np.isfinite(peak) or n >= len(self):
+            return None
+        t = peak / 127.0
+        steps = np.clip(np.rint(q / t), -127, 127)
+        error = float(np.linalg.norm(q - steps * t))
+        codes = (steps + _ZERO).astype(np.uint8)[None, :]
+        product = self.session.run(None, {"q": codes})[0][0]
+        estimate = product.astype(np.float32) * (self.scale * np.float32(t))
+        bound = self.code_norm * np.float32(error * (1 + 1e-6)) + self.residual
+        floor = np.partition(estimate - bound, len(self) - n)[len(self) - n]
+        return np.flatnonzero(estimate + bound >= floor)
