@@ -12,10 +12,10 @@ from conftest import ROOT
 
 
 def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
-    out = tmp_path / "20.json"
+    out, kept = tmp_path / "20.json", tmp_path / "kept"
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "20", "--no-server",
-         "--json", "--out", str(out)],
+         "--json", "--out", str(out), "--keep", str(kept)],
         capture_output=True, text=True, timeout=900, env={**os.environ},
     )
     assert result.returncode == 0, result.stderr[-2000:]
@@ -28,6 +28,28 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
     assert data["reindex_ratio"] < 1  # re-indexing an unchanged corpus embeds nothing
     # the bare model was timed between the build's batches, not before the build
     assert data["raw_embed_batches_during_build"] >= 1
+
+    # the kept stores: retrieval with and without the int8 first pass, beside the tutorial's
+    turns = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "retrieve_turns.py"), str(kept),
+         "--repeat", "1", "--json"],
+        capture_output=True, text=True, timeout=600, env={**os.environ},
+    )
+    assert turns.returncode == 0, turns.stderr[-2000:]
+    timed = json.loads(turns.stdout)
+    assert timed["same_sources"] is True and timed["chunks"] == data["chunks"]
+    assert all(timed[f"{n}_p50_ms"] > 0 for n in ("int8", "float", "tutorial"))
+    # a kept folder is not written into again, and a folder without stores is refused
+    again = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "5", "--keep", str(kept)],
+        capture_output=True, text=True, timeout=300, env={**os.environ},
+    )
+    assert again.returncode != 0 and "not an empty folder" in again.stderr
+    empty = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "retrieve_turns.py"), str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=300, env={**os.environ},
+    )
+    assert empty.returncode == 2 and "--keep" in empty.stderr
 
 
 def test_benchmark_times_a_chroma_server_and_leaves_no_index_in_the_users_cache(tmp_path) -> None:
