@@ -1,7 +1,7 @@
 """An exact first pass for the dense search of a large table: int8 codes with error bounds.
 
-Every row ``v`` (unit length) is kept as int8 codes ``c`` and a scale ``s`` with
-``v = s·c + r``; a question ``q`` (unit length) as uint8 codes ``a`` and a scale ``t`` with
+Every row ``v`` (unit length) is kept as int8 codes ``c`` (±127, or ±63 where the CPU's kernel
+needs it: ``exact_levels``) and a scale ``s`` with ``v = s·c + r``; a question ``q`` (unit length) as uint8 codes ``a`` and a scale ``t`` with
 ``q = t·(a - 128) + e``. Then
 
     v·q = s·t·(c·(a - 128)) + s·(c·e) + r·q,   |s·(c·e) + r·q| ≤ s·|c|·|e| + |r|,
@@ -10,8 +10,9 @@ so the integer product gives each row's score within a bound known for that row.
 upper bound is below the ``n``-th best lower bound cannot be among the ``n`` nearest; the few
 rows left are scored again with their float vectors. The result is the exact search's, and
 the scan reads a quarter of the bytes: over 42,243 rows of 384 dimensions onnxruntime's
-integer product (``MatMulInteger``, the codes packed once per table) took 0.2-0.9 ms on 2
-cores where the float product took 1.6-3.3 ms (docs/performance.md).
+integer product (``MatMulInteger``, the codes packed once per table, one thread) took about
+0.9 ms after a question's embedding where the float product took 1.7-2.0 ms on two threads
+(docs/performance.md).
 
 onnxruntime is already here for the embedder; the one-node ONNX graph is written below in
 protobuf's wire format, since the ``onnx`` package is not a dependency.
@@ -19,7 +20,9 @@ protobuf's wire format, since the ``onnx`` package is not a dependency.
 
 from __future__ import annotations
 
+import functools
 import os
+from typing import Any
 
 import numpy as np
 
@@ -91,49 +94,91 @@ def matmul_integer_model(codes_t: np.ndarray) -> bytes:
     return b"".join(_message(_field(1, 7), _field(8, opset), _field(7, graph)))
 
 
+def code_rows(rows: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's scale ``s`` and codes ``c`` in [-levels, levels], ``rows ≈ s·c``, rounding
+    to nearest (so ``|rows - s·c| ≤ s/2`` in every dimension). A zero row gets scale 1."""
+    peak = np.abs(rows).max(axis=1)
+    scale = np.where(peak > 0, peak / np.float32(levels), np.float32(1)).astype(np.float32)
+    return scale, np.clip(np.rint(rows / scale[:, None]), -levels, levels)
+
+
+def _session(codes_t: np.ndarray, threads: int | None) -> Any:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    # One thread unless asked: with a pool of two beside the embedder's, the scan over 42,243
+    # rows took 3.6 ms in some processes and 0.9 ms in others; on its own 0.9-1.05 ms in each
+    # (benchmarks/dense_search.py, 2026-12-02).
+    options.intra_op_num_threads = threads or 1
+    options.log_severity_level = 3
+    options.add_session_config_entry(SPIN_STOP_KEY, "1")  # as the embedder's workers
+    return onnxruntime.InferenceSession(matmul_integer_model(codes_t), options,
+                                        providers=["CPUExecutionProvider"])
+
+
+@functools.lru_cache(maxsize=None)
+def exact_levels(threads: int | None = None) -> int:
+    """The widest codes whose product this CPU's kernel computes exactly: 127, or 63.
+
+    Without VNNI, onnxruntime's u8×s8 kernels on x86 add pairs of products in 16 bits with
+    saturation, which codes of ±127 against 255 overflow (2·255·127 > 32,767); codes of ±63
+    cannot (2·255·63 = 32,130). The worst cases are tried on a small table of the same graph.
+    """
+    for levels in (127, 63):
+        codes_t = np.full((64, 4), levels, dtype=np.int8)
+        codes_t[:, 1] = -levels
+        codes_t[::2, 2] = -levels
+        codes_t[:, 3] = np.arange(64) % (2 * levels + 1) - levels
+        session = _session(codes_t, threads)
+        expected = (np.array([[255] * 64, [1] * 64]) - _ZERO) @ codes_t.astype(np.int64)
+        found = np.vstack([session.run(None, {"q": np.full((1, 64), v, dtype=np.uint8)})[0]
+                           for v in (255, 1)])
+        if np.array_equal(found, expected):
+            return levels
+    raise RuntimeError("onnxruntime's integer product is not exact on this CPU")
+
+
 class Int8Scan:
-    """Candidate rows for the ``n`` nearest of a table of unit vectors, always a superset."""
+    """Candidate rows for the ``n`` nearest of a table of vectors, always a superset."""
 
     def __init__(self, vectors: np.ndarray, threads: int | None = None) -> None:
-        import onnxruntime
-
         count, self.dimension = vectors.shape
+        self.levels = exact_levels(threads)
         self.scale = np.empty(count, dtype=np.float32)
         self.code_norm = np.empty(count, dtype=np.float32)
         self.residual = np.empty(count, dtype=np.float32)
         codes_t = np.empty((self.dimension, count), dtype=np.int8)
         # In blocks: temporaries of the whole table's size would cost more in page faults
-        # than the arithmetic (1.2 s against 0.1 s for 42,000 rows here).
+        # than the arithmetic (0.5 s against 0.1 s for 42,000 rows here).
         for start in range(0, count, _BLOCK):
             rows = vectors[start:start + _BLOCK]
-            peak = np.abs(rows).max(axis=1)
-            scale = np.where(peak > 0, peak / np.float32(127), np.float32(1))
-            codes = np.clip(np.rint(rows / scale[:, None]), -127, 127)
+            if not np.isfinite(rows).all():
+                raise ValueError("the vector table holds a NaN or an infinity")
+            scale, codes = code_rows(rows, self.levels)
             error = np.linalg.norm(rows - codes * scale[:, None], axis=1)
             part = slice(start, start + len(rows))
             self.scale[part] = scale
-            # Row i's bound is code_norm[i]·|e| + residual[i]; _SLACK covers float32 rounding.
+            # Row i's bound is code_norm[i]·|e| + residual[i]. Both are rounded up, and the
+            # slack (float32 rounding of the scores, which grows with a row's length) added.
             self.code_norm[part] = scale * np.linalg.norm(codes, axis=1) * np.float32(1 + 1e-5)
-            self.residual[part] = error * np.float32(1 + 1e-5) + np.float32(_SLACK)
+            self.residual[part] = (error * np.float32(1 + 1e-5)
+                                   + np.float32(_SLACK) * np.maximum(
+                                       np.linalg.norm(rows, axis=1), np.float32(1)))
             codes_t[:, part] = codes.T
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.log_severity_level = 3
-        options.add_session_config_entry(SPIN_STOP_KEY, "1")  # as the embedder's workers
-        model = matmul_integer_model(codes_t)
-        del codes_t
-        self.session = onnxruntime.InferenceSession(model, options,
-                                                    providers=["CPUExecutionProvider"])
+        self.session = _session(codes_t, threads)
 
     def __len__(self) -> int:
         return len(self.scale)
 
     def candidates(self, query: np.ndarray, n: int) -> np.ndarray | None:
-        """Rows (ascending) that hold the ``n`` nearest to the unit vector ``query``, or None
-        when the question's codes cannot bound it (an all-zero query)."""
+        """Rows (ascending) that hold the ``n`` nearest to the unit vector ``query``, ties at
+        the ``n``-th place included, or None when the codes cannot bound the question (all
+        zeros, not finite, of another dimension) or ``n`` is every row."""
         q = query.astype(np.float64)
+        if q.shape != (self.dimension,) or n >= len(self) or n <= 0:
+            return None
         peak = float(np.abs(q).max()) if q.size else 0.0
-        if peak == 0.0 or not np.isfinite(peak) or n >= len(self):
+        if peak == 0.0 or not np.isfinite(peak):
             return None
         t = peak / 127.0
         steps = np.clip(np.rint(q / t), -127, 127)

@@ -58,19 +58,28 @@ class VectorTable:
             return []
         q = np.asarray(query, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
-        rows = None
-        scan = self._scan() if n < len(self.vectors) else None
-        if scan is not None:
-            rows = scan.candidates(q, n)
+        rows = self._candidates(q, n)
         if rows is None:
             scores = self.vectors @ q
         else:  # only the rows that could be among the n nearest, scored in full
             scores = self.vectors[rows] @ q
-        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+        if n < len(scores):  # every row tied with the n-th too, so that ties go by row
+            top = np.flatnonzero(scores >= np.partition(scores, len(scores) - n)[len(scores) - n])
+        else:
+            top = np.arange(len(scores))
         found = top if rows is None else rows[top]
-        order = np.lexsort((found, -scores[top]))  # best first; equal scores by row
-        top, found = top[order], found[order]
-        return [(int(i), float(s)) for i, s in zip(found, scores[top], strict=True)]
+        order = np.lexsort((found, -scores[top]))[:n]  # best first; equal scores by row
+        return [(int(i), float(s)) for i, s in zip(found[order], scores[top[order]], strict=True)]
+
+    def _candidates(self, q: np.ndarray, n: int) -> np.ndarray | None:
+        scan = self._scan() if n < len(self.vectors) else None
+        if scan is None:
+            return None
+        try:
+            return scan.candidates(q, n)
+        except Exception:  # onnxruntime failed to run it: the float product still can
+            self._scan_failed = True
+            return None
 
     def _scan(self) -> Int8Scan | None:
         """The int8 first pass, made at the first search of a table large enough for it."""

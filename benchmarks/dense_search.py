@@ -152,6 +152,9 @@ def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -
     scanned = VectorTable(lexical.vectors.vectors)
     scanned.scan_from = 0
     scanned.nearest(unit("warm up"), N_NEAREST)  # codes the rows once, as a first retrieval does
+    if scanned._int8 is None:
+        raise SystemExit("the int8 first pass could not be made on this machine "
+                         "(onnxruntime failed); the float product is all there is")
     methods: dict[str, Search] = {
         "exact": lambda q: np.array([i for i, _ in full.nearest(q, N_NEAREST)]),
         "int8": lambda q: np.array([i for i, _ in scanned.nearest(q, N_NEAREST)]),

@@ -154,23 +154,68 @@ def test_the_scan_starts_at_scan_from_rows_and_a_failure_leaves_the_float_search
     assert table._int8 is None and table._scan_failed
 
 
-def test_int8_scan_bounds_hold_for_every_row() -> None:
-    """The bound is what makes the scan exact: every row's true score lies within it."""
+def _question_codes(q: np.ndarray) -> tuple[np.ndarray, float, float]:
+    t = float(np.abs(q).max()) / 127
+    steps = np.clip(np.rint(q.astype(np.float64) / t), -127, 127)
+    return steps, t, float(np.linalg.norm(q - steps * t))
+
+
+@pytest.mark.parametrize("kind", ["random", "worst"])
+def test_int8_scan_bounds_hold_for_every_row(kind) -> None:
+    """The bound is what makes the scan exact: the integer product is exact (also for the
+    codes that overflow a 16-bit kernel: every code at its limit, a question of all 255s),
+    and each row's stored bound is at least its true rounding error."""
     rng = np.random.default_rng(7)
-    vectors = VectorTable.build(rng.standard_normal((2000, 384))).vectors
+    if kind == "random":
+        raw = rng.standard_normal((2000, 384))
+        questions = rng.standard_normal((20, 384))
+    else:  # every coordinate at the same magnitude: every code at ±levels
+        raw = np.sign(rng.standard_normal((500, 384)))
+        raw[0] = 1.0
+        questions = np.vstack([np.ones(384), -np.ones(384), np.sign(rng.standard_normal(384))])
+    vectors = VectorTable.build(raw).vectors
     scan = Int8Scan(vectors)
-    for _ in range(20):
-        q = rng.standard_normal(384).astype(np.float32)
-        q /= np.linalg.norm(q)
-        t = float(np.abs(q).max()) / 127
-        steps = np.clip(np.rint(q.astype(np.float64) / t), -127, 127)
-        error = float(np.linalg.norm(q - steps * t))
+    assert scan.levels in (63, 127)
+    scale, codes = int8_scan.code_rows(vectors, scan.levels)
+    assert np.array_equal(scale, scan.scale)
+    rows = vectors.astype(np.float64)
+    residual = rows - codes * scale[:, None].astype(np.float64)
+    assert np.all(np.abs(residual) <= scale[:, None] * (0.5 + 1e-6))  # rounded to nearest
+    assert np.all(scan.residual >= np.linalg.norm(residual, axis=1))
+    assert np.all(scan.code_norm >= scale * np.linalg.norm(codes, axis=1))
+    for q in questions:
+        q = (q / np.linalg.norm(q)).astype(np.float32)
+        steps, t, error = _question_codes(q)
         product = scan.session.run(None, {"q": (steps + int8_scan._ZERO).astype(np.uint8)[None]})
-        estimate = product[0][0] * scan.scale.astype(np.float64) * t
+        assert product[0][0].tolist() == (codes.astype(np.int64) @ steps.astype(np.int64)).tolist()
+        estimate = product[0][0] * scale.astype(np.float64) * t
         bound = scan.code_norm.astype(np.float64) * error + scan.residual
-        true = vectors.astype(np.float64) @ q.astype(np.float64)
+        true = rows @ q.astype(np.float64)
         assert np.all(np.abs(true - estimate) <= bound)
         assert np.all(bound < 0.05)  # and it is tight enough to prune
+
+
+def test_ties_at_the_last_place_go_by_row_in_both_searches() -> None:
+    rng = np.random.default_rng(8)
+    raw = rng.standard_normal((3000, 32))
+    raw[[2900, 40, 1234, 7, 500]] = raw[99]  # six equal rows, the nearest to raw[99]
+    table = VectorTable.build(raw)
+    full, scanned = _float_only(table.vectors), _scanned(table.vectors)
+    for n in (1, 3, 6, 8):
+        expected = full.nearest(raw[99], n)
+        assert [r for r, _ in expected][: min(n, 6)] == [7, 40, 99, 500, 1234, 2900][:n]
+        assert [r for r, _ in scanned.nearest(raw[99], n)] == [r for r, _ in expected]
+    assert scanned._int8 is not None
+
+
+def test_a_table_with_a_nan_keeps_the_float_search() -> None:
+    rng = np.random.default_rng(9)
+    vectors = VectorTable.build(rng.standard_normal((300, 16))).vectors.copy()
+    vectors[5, 3] = np.nan  # a damaged saved file
+    table = _scanned(vectors)
+    query = rng.standard_normal(16)
+    assert table.nearest(query, 10) == _float_only(vectors).nearest(query, 10)
+    assert table._int8 is None and table._scan_failed
 
 
 def test_retrieval_with_the_int8_scan_is_retrieval_without_it(bundled_home, minilm,
