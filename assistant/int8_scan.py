@@ -174,18 +174,16 @@ class Int8Scan:
         """Rows (ascending) that hold the ``n`` nearest to the unit vector ``query``, ties at
         the ``n``-th place included, or None when the codes cannot bound the question (all
         zeros, not finite, of another dimension) or ``n`` is every row."""
-        q = query.astype(np.float64)
-        if q.shape != (self.dimension,) or n >= len(self) or n <= 0:
+        if query.shape != (self.dimension,) or n >= len(self) or n <= 0:
             return None
-        peak = float(np.abs(q).max()) if q.size else 0.0
-        if peak == 0.0 or not np.isfinite(peak):
+        if not np.isfinite(query).all() or not query.any():
             return None
-        t = peak / 127.0
-        steps = np.clip(np.rint(q / t), -127, 127)
-        error = float(np.linalg.norm(q - steps * t))
-        codes = (steps + _ZERO).astype(np.uint8)[None, :]
+        scales, steps = code_rows(query[None, :], 127)
+        t = scales[0]
+        error = float(np.linalg.norm(query - steps[0] * t))
+        codes = (steps + _ZERO).astype(np.uint8)
         product = self.session.run(None, {"q": codes})[0][0]
-        estimate = product.astype(np.float32) * (self.scale * np.float32(t))
+        estimate = product.astype(np.float32) * (self.scale * t)
         bound = self.code_norm * np.float32(error * (1 + 1e-6)) + self.residual
         floor = np.partition(estimate - bound, len(self) - n)[len(self) - n]
         return np.flatnonzero(estimate + bound >= floor)

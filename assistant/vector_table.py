@@ -72,26 +72,18 @@ class VectorTable:
         return [(int(i), float(s)) for i, s in zip(found[order], scores[top[order]], strict=True)]
 
     def _candidates(self, q: np.ndarray, n: int) -> np.ndarray | None:
-        scan = self._scan() if n < len(self.vectors) else None
-        if scan is None:
+        """The int8 first pass's rows, its codes made at the first search of a table large
+        enough for it; None where the float product is to score every row."""
+        if n >= len(self.vectors) or len(self.vectors) < self.scan_from or self._scan_failed:
             return None
         try:
-            return scan.candidates(q, n)
-        except Exception:  # onnxruntime failed to run it: the float product still can
+            with self._lock:
+                if self._int8 is None:
+                    self._int8 = Int8Scan(self.vectors)
+            return self._int8.candidates(q, n)
+        except Exception:  # onnxruntime could not make or run it: the float product still can
             self._scan_failed = True
             return None
-
-    def _scan(self) -> Int8Scan | None:
-        """The int8 first pass, made at the first search of a table large enough for it."""
-        if len(self.vectors) < self.scan_from or self._scan_failed:
-            return None
-        with self._lock:
-            if self._int8 is None and not self._scan_failed:
-                try:
-                    self._int8 = Int8Scan(self.vectors)
-                except Exception:  # onnxruntime could not run it: the float product still can
-                    self._scan_failed = True
-            return self._int8
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"chunk_vectors": self.vectors}

@@ -155,9 +155,10 @@ def test_the_scan_starts_at_scan_from_rows_and_a_failure_leaves_the_float_search
 
 
 def _question_codes(q: np.ndarray) -> tuple[np.ndarray, float, float]:
-    t = float(np.abs(q).max()) / 127
-    steps = np.clip(np.rint(q.astype(np.float64) / t), -127, 127)
-    return steps, t, float(np.linalg.norm(q - steps * t))
+    """The question's codes as ``Int8Scan.candidates`` makes them."""
+    scales, steps = int8_scan.code_rows(q[None, :], 127)
+    t = float(scales[0])
+    return steps[0], t, float(np.linalg.norm(q.astype(np.float64) - steps[0] * t))
 
 
 @pytest.mark.parametrize("kind", ["random", "worst"])
