@@ -26,6 +26,14 @@ def test_sentences_respect_abbreviations() -> None:
     ]
 
 
+def test_a_sentence_keeps_the_quotes_and_brackets_that_close_it() -> None:
+    text = 'We show this (see Sec. 3.) Then we test "it works." It holds [e.g. here.] Done.'
+    assert split_sentences(text) == [
+        "We show this (see Sec. 3.)", 'Then we test "it works."', "It holds [e.g. here.]", "Done.",
+    ]
+    assert " ".join(split_sentences(text)) == text
+
+
 def test_chunks_fit_overlap_and_cover_every_sentence(tmp_path: Path) -> None:
     enc = encoding(tmp_path)
     count = lambda t: count_tokens(enc, t)  # noqa: E731
