@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -29,6 +29,7 @@ class Chunk:
     index: int
     text: str
     tokens: int
+    overlap: int = 0  # characters at the start of ``text`` that repeat the chunk before it
 
     @property
     def id(self) -> str:
@@ -80,6 +81,14 @@ def chunk_text(
     text: str, count: Callable[[str], int], max_tokens: int, overlap_tokens: int
 ) -> list[str]:
     """Pack whole sentences into chunks of at most ``max_tokens`` (the last: a little more).
+    The texts of :func:`chunk_spans`."""
+    return [chunk for chunk, _ in chunk_spans(text, count, max_tokens, overlap_tokens)]
+
+
+def chunk_spans(
+    text: str, count: Callable[[str], int], max_tokens: int, overlap_tokens: int
+) -> list[tuple[str, int]]:
+    """Each chunk's text and how many of its first characters repeat the chunk before.
 
     Each chunk after the first starts with the last sentences of the previous one, up to
     ``overlap_tokens``, so a fact split across a boundary is still whole in one chunk.
@@ -97,9 +106,11 @@ def chunk_text(
     sizes = [count(s) for s in sentences]
     after = list(accumulate(reversed(sizes), initial=0))[::-1]  # sentences' tokens from i on
     stretch = max_tokens + ending_tokens(max_tokens)
-    chunks: list[str] = []
-    start = 0
+    chunks: list[tuple[str, int]] = []
+    start = previous_end = 0
     while start < len(sentences):
+        # The sentences carried over from the chunk before, and the space after them.
+        repeated = len(" ".join(sentences[start:previous_end])) + 1 if start < previous_end else 0
         end, total = start, 0
         while end < len(sentences) and (end == start or total + sizes[end] + 1 <= max_tokens):
             total += sizes[end] + (1 if end > start else 0)
@@ -107,11 +118,12 @@ def chunk_text(
         if end < len(sentences) and after[start] <= stretch:
             whole = " ".join(sentences[start:])
             if count(whole) <= stretch:  # the ending joins this chunk
-                chunks.append(whole)
+                chunks.append((whole, repeated))
                 break
-        chunks.append(" ".join(sentences[start:end]))
+        chunks.append((" ".join(sentences[start:end]), repeated))
         if end >= len(sentences):
             break
+        previous_end = end
         # Step back over trailing sentences that fit in the overlap, but always move on.
         back, carried = end, 0
         while back - 1 > start and carried + sizes[back - 1] <= overlap_tokens:
@@ -126,6 +138,17 @@ def chunk_paper(
 ) -> list[Chunk]:
     """The chunks of one paper's abstract."""
     return [
-        Chunk(paper.id, i, text, count(text))
-        for i, text in enumerate(chunk_text(paper.abstract, count, max_tokens, overlap_tokens))
+        Chunk(paper.id, i, text, count(text), repeated)
+        for i, (text, repeated) in enumerate(
+            chunk_spans(paper.abstract, count, max_tokens, overlap_tokens))
     ]
+
+
+def join_chunks(texts: Sequence[str], overlaps: Sequence[int]) -> str:
+    """The text that chunks of :func:`chunk_spans` were cut from (in order, all of them), each
+    chunk's repeated start dropped. For a text with its whitespace collapsed, as every
+    abstract is (``corpus.normalize``), this is the text itself. A chunk may be all repeat
+    (its carried sentences, when the next sentence did not fit beside them)."""
+    parts = (text[overlap:] if i else text
+             for i, (text, overlap) in enumerate(zip(texts, overlaps, strict=True)))
+    return " ".join(part for part in parts if part)

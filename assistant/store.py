@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant._env import quiet_third_parties
 from assistant.chroma_faults import Guarded, forget_system, open_failure, remove_chroma_files
-from assistant.chunking import Chunk, chunk_paper, chunking_label
+from assistant.chunking import Chunk, chunk_paper, chunking_label, join_chunks
 from assistant.corpus import Paper
 from assistant.embeddings import embeddings_name, run_lengths
 from assistant.errors import IndexBusyError, IndexMissingError, StoreError
@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 
     from assistant.config import Settings
 
-SCHEMA = 2  # 2: the paper's fields on its first chunk only
-# A paper's fields, kept on its first chunk (with the abstract) and not on the others.
+# 2: the paper's fields on its first chunk only. 3: the abstract is the chunks joined (each
+# records how much of it repeats the chunk before), kept whole only where they differ from it.
+SCHEMA = 3
+# A paper's fields, kept on its first chunk and not on the others.
 PAPER_KEYS = ("n_chunks", "title", "title_derived", "source", "slot", "arxiv_id",
               "openreview_id", "url", "collection", "authors")
 _CLIENTS_LOCK = threading.Lock()
@@ -107,9 +109,16 @@ class Store:
         return version
 
     def papers(self) -> list[PaperInfo]:
-        """Every paper in the index, in title order."""
-        found = self.get_all(["metadatas"], where={"chunk": 0})
-        papers = [_paper_info(m) for m in found["metadatas"] or []]
+        """Every paper in the index, in title order; a paper whose chunks are not all there
+        (a build cut off) has no abstract."""
+        found = self.get_all(["documents", "metadatas"])
+        chunks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
+            if meta and "paper_id" in meta:
+                chunks.setdefault(str(meta["paper_id"]), []).append((text or "", meta))
+        papers = [_paper_info(first, _abstract(of_paper))
+                  for of_paper in chunks.values()
+                  for first in [m for _, m in of_paper if m.get("chunk") == 0][:1]]
         return sorted(papers, key=lambda p: p.title.lower())
 
     def get_all(self, include: list[str], where: dict[str, Any] | None = None,
@@ -149,13 +158,11 @@ class Store:
                 found["embeddings"])
 
     def abstract(self, paper_id: str) -> str | None:
-        """The whole abstract of one paper (kept with its first chunk), or None."""
-        found = self.collection.get(where={"$and": [{"paper_id": paper_id}, {"chunk": 0}]},
-                                    include=["metadatas"])
-        for meta in found["metadatas"] or []:
-            if meta and isinstance(meta.get("abstract"), str):
-                return meta["abstract"]
-        return None
+        """The whole abstract of one paper, or None when it is not all there."""
+        found = self.collection.get(where={"paper_id": paper_id},
+                                    include=["documents", "metadatas"])
+        return _abstract(list(zip(found["documents"] or [], found["metadatas"] or [],
+                                  strict=True))) or None
 
     def chunk_ids(self) -> list[str]:
         """Every chunk's id, nothing else (cheap even for a large collection)."""
@@ -194,7 +201,22 @@ class Store:
                 for i, d in zip(found["ids"][0], found["distances"][0], strict=True)]
 
 
-def _paper_info(m: dict[str, Any]) -> PaperInfo:
+def _abstract(chunks: Sequence[tuple[str | None, dict[str, Any] | None]]) -> str:
+    """A paper's abstract from its chunks (any order): the whole text where the first chunk
+    keeps it (stores before schema 3, or chunks that do not join back to it), else the chunks
+    joined; "" when a chunk is missing."""
+    by_index = {int(m["chunk"]): (t or "", m) for t, m in chunks if m and "chunk" in m}
+    first = by_index.get(0, ("", {}))[1]
+    if isinstance(first.get("abstract"), str):
+        return first["abstract"]
+    n = first.get("n_chunks")
+    if not isinstance(n, int) or n <= 0 or sorted(by_index) != list(range(n)):
+        return ""
+    return join_chunks([by_index[i][0] for i in range(n)],
+                       [int(by_index[i][1].get("overlap", 0)) for i in range(n)])
+
+
+def _paper_info(m: dict[str, Any], abstract: str) -> PaperInfo:
     return PaperInfo(
         id=str(m["paper_id"]),
         title=str(m["title"]),
@@ -204,7 +226,7 @@ def _paper_info(m: dict[str, Any]) -> PaperInfo:
         url=m.get("url") or None,
         collection=m.get("collection") or None,
         source=str(m.get("source", "")),
-        abstract=str(m.get("abstract", "")),
+        abstract=abstract,
         chunks=int(m.get("n_chunks", 0)),
     )
 
@@ -334,20 +356,28 @@ def writer_lock(path: Path) -> Iterator[None]:
         lock.release()
 
 
-def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, chunking: str) -> dict[str, Any]:
-    """A chunk's metadata: what tells whether it is current on every chunk, the paper's fields
-    (``PAPER_KEYS``) and whole abstract on its first chunk only.
+def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: str
+              ) -> dict[str, Any]:
+    """A chunk's metadata: what tells whether it is current on every chunk, how much of its
+    text repeats the chunk before, and the paper's fields (``PAPER_KEYS``) on its first chunk
+    only, with the whole abstract where ``whole`` (the chunks joined do not give it back).
 
-    Each key is a row in Chroma's SQLite: at 45,000 chunks, 5 keys instead of 12 on the chunks
-    after the first write 12% faster and read back twice as fast (schema 2).
+    Each key is a row in Chroma's SQLite, and a text also a row of its index: at 45,000
+    chunks, 5 keys instead of 12 on the chunks after the first write 12% faster and read back
+    twice as fast (schema 2). The abstracts, which the chunks hold already, were 28 MB of text
+    at 20,000 papers, stored twice (row and index): they are left out (schema 3).
     """
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "tokens": chunk.tokens,
         "paper_hash": paper.content_hash, "chunking": chunking,
     }
+    if chunk.overlap:
+        meta["overlap"] = chunk.overlap
     if chunk.index == 0:
         meta.update(n_chunks=n_chunks, title=paper.title, title_derived=paper.title_derived,
-                    source=paper.source, slot=paper.slot, abstract=paper.abstract)
+                    source=paper.source, slot=paper.slot)
+        if whole:
+            meta["abstract"] = paper.abstract
         for key in ("arxiv_id", "openreview_id", "url", "collection"):
             if getattr(paper, key):
                 meta[key] = getattr(paper, key)
@@ -424,10 +454,11 @@ def index_papers(
 
     total = sum(len(chunks) for _, chunks, _ in todo)
     done = 0
-    window: list[tuple[Paper, Chunk, int]] = []
+    window: list[tuple[Paper, Chunk, int, bool]] = []
     with _Writer(store.collection, background=BACKGROUND_WRITES) as writer:
         for paper, chunks, _ in todo:
-            window += [(paper, c, len(chunks)) for c in chunks]
+            whole = join_chunks([c.text for c in chunks], [c.overlap for c in chunks]) != paper.abstract
+            window += [(paper, c, len(chunks), whole) for c in chunks]
             if len(window) >= _WINDOW:
                 done = _embed_and_write(store, writer, window, chunking, done, total, progress)
                 window = []
@@ -448,7 +479,7 @@ def index_papers(
     )
 
 
-def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Chunk, int]],
+def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Chunk, int, bool]],
                      chunking: str, done: int, total: int,
                      progress: Callable[[int, int], None] | None) -> int:
     """Embed ``window`` (whole papers) shortest text first, ``_BATCH`` chunks a call, and write
@@ -458,11 +489,11 @@ def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Ch
     of 256 cuts the word pieces the embedder runs by 5% at 1,000 papers, and sorting them by
     the embedder's own word pieces instead of characters cuts the padding from 3.2% to 1.1%.
     """
-    texts = [embed_text(p.title, c.text) for p, c, _ in window]
+    texts = [embed_text(p.title, c.text) for p, c, _, _ in window]
     lengths = run_lengths(store.embeddings, texts)
     order = sorted(range(len(window)), key=lengths.__getitem__)
     vectors: list[list[float] | None] = [None] * len(window)
-    waiting = {p.id: n for p, _, n in window}  # chunks of each paper not yet embedded
+    waiting = {p.id: n for p, _, n, _ in window}  # chunks of each paper not yet embedded
     for start in range(0, len(order), _BATCH):
         part = order[start : start + _BATCH]
         for i, vector in zip(part, store.embeddings.embed_documents([texts[i] for i in part]),
@@ -474,7 +505,7 @@ def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Ch
             waiting[pid] -= 1
             if not waiting[pid]:
                 complete.add(pid)
-        ready = [i for i, (p, _, _) in enumerate(window) if p.id in complete]
+        ready = [i for i, (p, *_) in enumerate(window) if p.id in complete]
         if ready:
             writer.upsert(
                 ids=[window[i][1].id for i in ready],

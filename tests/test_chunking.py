@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED, cpu_after_ms
 
-from assistant.chunking import chunk_paper, chunk_text, ending_tokens, split_sentences
+from assistant.chunking import (
+    chunk_paper,
+    chunk_text,
+    ending_tokens,
+    join_chunks,
+    split_sentences,
+)
 from assistant.corpus import load_papers
 from assistant.embeddings import MINILM_MAX_PIECES
 from assistant.store import embed_text
@@ -32,6 +38,24 @@ def test_a_sentence_keeps_the_quotes_and_brackets_that_close_it() -> None:
         "We show this (see Sec. 3.)", 'Then we test "it works."', "It holds [e.g. here.]", "Done.",
     ]
     assert " ".join(split_sentences(text)) == text
+
+
+@pytest.mark.parametrize(("max_tokens", "overlap"), [(160, 32), (60, 15), (24, 20), (256, 0)])
+def test_the_chunks_joined_are_the_abstract(tmp_path: Path, max_tokens: int, overlap: int) -> None:
+    """The store keeps no second copy of an abstract: it is the chunks, their repeats dropped."""
+    enc = encoding(tmp_path)
+    count = lambda t: count_tokens(enc, t)  # noqa: E731
+    papers = load_papers([BUNDLED])
+    repeats = 0
+    for paper in papers:
+        chunks = chunk_paper(paper, count, max_tokens, overlap)
+        assert chunks[0].overlap == 0
+        for before, chunk in zip(chunks, chunks[1:]):
+            if chunk.overlap:
+                repeats += 1  # the start it repeats is the end of the chunk before
+                assert before.text.endswith(chunk.text[:chunk.overlap].rstrip())
+        assert join_chunks([c.text for c in chunks], [c.overlap for c in chunks]) == paper.abstract
+    assert repeats or not overlap
 
 
 def test_chunks_fit_overlap_and_cover_every_sentence(tmp_path: Path) -> None:

@@ -166,7 +166,8 @@ def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, f
     assert first.chunks >= 2 * first.papers and later
     for chunk_id, meta in zip(raw["ids"], raw["metadatas"]):
         if meta["chunk"] == 0:
-            assert {"title", "n_chunks", "slot", "source", "abstract"} <= set(meta)
+            assert {"title", "n_chunks", "slot", "source"} <= set(meta)
+            assert "abstract" not in meta  # the chunks hold it (next test)
         else:  # five keys, not twelve: Chroma writes a row per key
             assert set(meta) == {"paper_id", "chunk", "tokens", "paper_hash", "chunking"}
 
@@ -188,6 +189,40 @@ def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, f
     store.collection.delete(ids=[f"{victim}:0"])
     again = build_index(small, [corpus], embeddings=fake_embeddings)
     assert (again.updated, again.unchanged, again.chunks) == (1, 3, first.chunks)
+
+
+def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
+        settings, fake_embeddings, tmp_path, monkeypatch) -> None:
+    import assistant.store as store_module
+    from assistant.corpus import load_papers
+
+    small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 12})
+    texts = [a + ' It cites (see Sec. 3.) And says "it works." ' + a for a in abstracts(3)]
+    corpus = write_corpus(tmp_path / "c", texts)
+    build_index(small, [corpus], embeddings=fake_embeddings)
+    store = open_store(small, fake_embeddings)
+    expected = {p.id: p.abstract for p in load_papers([corpus])}
+    raw = store.collection.get(include=["metadatas"])
+    assert any(m.get("overlap", 0) > 0 for m in raw["metadatas"])  # chunks that repeat
+    assert not any("abstract" in m for m in raw["metadatas"])
+    assert {p.id: p.abstract for p in store.papers()} == expected
+    assert all(store.abstract(pid) == text for pid, text in expected.items())
+
+    # A chunk gone: no abstract rather than a part of one.
+    victim = next(iter(expected))
+    store.collection.delete(ids=[f"{victim}:1"])
+    assert store.abstract(victim) is None
+    assert {p.id: p.abstract for p in store.papers()}[victim] == ""
+
+    # Where the chunks would not join back to the text, the first chunk keeps it whole, as
+    # every store before schema 3 did, and it is read from there.
+    monkeypatch.setattr(store_module, "join_chunks", lambda texts, overlaps: "")
+    rebuilt = build_index(small.model_copy(update={"chunk_overlap": 11}), [corpus],
+                          embeddings=fake_embeddings)
+    assert rebuilt.updated == 3  # chunked another way: written again
+    raw = store.collection.get(where={"chunk": 0}, include=["metadatas"])
+    assert {m["paper_id"]: m["abstract"] for m in raw["metadatas"]} == expected
+    assert all(store.abstract(pid) == text for pid, text in expected.items())
 
 
 def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_embeddings, tmp_path) -> None:
