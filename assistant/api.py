@@ -105,9 +105,9 @@ class Assistant:
         return encoding(self.settings.cache_path())
 
     # Operations ----------------------------------------------------------------------
-    def papers(self) -> list[PaperInfo]:
-        """Every indexed paper."""
-        return self.store.papers()
+    def papers(self, abstracts: bool = True) -> list[PaperInfo]:
+        """Every indexed paper; without ``abstracts`` their titles and ids alone, read faster."""
+        return self.store.papers(abstracts)
 
     def retrieve(self, question: str, k: int | None = None) -> list[Source]:
         """The ``k`` papers most relevant to ``question``, best first, one entry per paper."""

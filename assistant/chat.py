@@ -83,7 +83,7 @@ class Chat:
 
     def papers(self) -> list[PaperInfo]:
         if self._papers is None:
-            self._papers = self.assistant.papers()
+            self._papers = self.assistant.papers(abstracts=False)  # /paper reads its own
         return self._papers
 
     def ask(self, line: str) -> None:
@@ -174,7 +174,10 @@ class Chat:
                f"OpenReview {paper.openreview_id}" if paper.openreview_id else ""]
         self.view.text(paper.display_title)
         self.view.note(" · ".join(i for i in ids if i) or "no id")
-        self.view.text(textwrap.fill(paper.abstract, 88, break_on_hyphens=False) + "\n")
+        abstract = self.assistant.store.abstract(paper.id)
+        if abstract is None:
+            raise InputError("this paper's chunks are not all in the index; run `assistant index`")
+        self.view.text(textwrap.fill(abstract, 88, break_on_hyphens=False) + "\n")
 
     def cmd_reset(self, arg: str) -> None:
         self.history.clear()
@@ -284,7 +287,7 @@ def run_chat_command(settings: Settings, k: int | None = None) -> int:
 
         def titles() -> list[str]:  # asked on every key press: read the index once
             if not known:
-                known.extend(p.title for p in assistant.papers())
+                known.extend(p.title for p in assistant.papers(abstracts=False))
             return known
 
         reader = terminal_reader(history_path(settings), lambda text: complete(text, titles))

@@ -131,7 +131,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_papers(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
 
-    papers = Assistant(_settings(args)).papers()
+    papers = Assistant(_settings(args)).papers(abstracts=False)
     if args.json:
         _print_json([
             {k: v for k, v in p.as_dict().items() if k != "abstract"} for p in papers

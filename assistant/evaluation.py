@@ -186,7 +186,7 @@ def run_eval(
 
     started = time.perf_counter()
     assistant = assistant or Assistant(settings)
-    titles = {p.id: p.title for p in assistant.papers()}
+    titles = {p.id: p.title for p in assistant.papers(abstracts=False)}
     notes: list[str] = []
     if retrieval_only and any(q.history for q in questions):
         notes.append(FOLLOWUP_NOTE)

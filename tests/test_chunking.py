@@ -46,7 +46,7 @@ def test_the_chunks_joined_are_the_abstract(tmp_path: Path, max_tokens: int, ove
     enc = encoding(tmp_path)
     count = lambda t: count_tokens(enc, t)  # noqa: E731
     papers = load_papers([BUNDLED])
-    repeats = 0
+    repeats = all_repeat = 0
     for paper in papers:
         chunks = chunk_paper(paper, count, max_tokens, overlap)
         assert chunks[0].overlap == 0
@@ -54,8 +54,10 @@ def test_the_chunks_joined_are_the_abstract(tmp_path: Path, max_tokens: int, ove
             if chunk.overlap:
                 repeats += 1  # the start it repeats is the end of the chunk before
                 assert before.text.endswith(chunk.text[:chunk.overlap].rstrip())
+                all_repeat += chunk.overlap > len(chunk.text)  # the next sentence did not fit
         assert join_chunks([c.text for c in chunks], [c.overlap for c in chunks]) == paper.abstract
     assert repeats or not overlap
+    assert all_repeat or max_tokens != 24  # the case join_chunks leaves out is met
 
 
 def test_chunks_fit_overlap_and_cover_every_sentence(tmp_path: Path) -> None:

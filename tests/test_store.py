@@ -168,8 +168,8 @@ def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, f
         if meta["chunk"] == 0:
             assert {"title", "n_chunks", "slot", "source"} <= set(meta)
             assert "abstract" not in meta  # the chunks hold it (next test)
-        else:  # five keys, not twelve: Chroma writes a row per key
-            assert set(meta) == {"paper_id", "chunk", "tokens", "paper_hash", "chunking"}
+        else:  # six keys, not twelve: Chroma writes a row per key
+            assert set(meta) == {"paper_id", "chunk", "tokens", "paper_hash", "chunking", "overlap"}
 
     ids, _, metas = store.all_chunks()
     titles = {p.id: p.title for p in store.papers()}
@@ -213,6 +213,15 @@ def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
     store.collection.delete(ids=[f"{victim}:1"])
     assert store.abstract(victim) is None
     assert {p.id: p.abstract for p in store.papers()}[victim] == ""
+
+    # Chunked again another way, over the same chunk ids: no chunk keeps the repeat it had.
+    build_index(small, [corpus], embeddings=fake_embeddings)  # the missing chunk back
+    for tokens, overlap in [(30, 12), (24, 0), (24, 12)]:
+        again = small.model_copy(update={"chunk_tokens": tokens, "chunk_overlap": overlap})
+        assert build_index(again, [corpus], embeddings=fake_embeddings).updated == 3
+        assert {p.id: p.abstract for p in store.papers()} == expected, (tokens, overlap)
+        assert all(store.abstract(pid) == text for pid, text in expected.items())
+    assert {p.id: p.abstract for p in store.papers(abstracts=False)} == dict.fromkeys(expected, "")
 
     # Where the chunks would not join back to the text, the first chunk keeps it whole, as
     # every store before schema 3 did, and it is read from there.
