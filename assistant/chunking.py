@@ -132,8 +132,8 @@ def chunk_spans(
         if (back < end and carried + (end - back) + sizes[end] > max_tokens
                 and not (after[back] <= stretch and count(" ".join(sentences[back:])) <= stretch)):
             # The next sentence does not fit beside them, nor does the ending take them in:
-            # the chunk would only repeat them (39 of 6,520 chunks of 3,000 generated papers
-            # at 160/32 did).
+            # the chunk would only repeat them (24 of 42,243 chunks of 20,000 generated papers
+            # at the default 160/16 did, 39 of 6,520 of 3,000 at 160/32).
             back = end
         start = back
     return chunks

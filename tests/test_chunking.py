@@ -40,7 +40,7 @@ def test_a_sentence_keeps_the_quotes_and_brackets_that_close_it() -> None:
     assert " ".join(split_sentences(text)) == text
 
 
-@pytest.mark.parametrize(("max_tokens", "overlap"), [(160, 32), (60, 15), (40, 12), (256, 0)])
+@pytest.mark.parametrize(("max_tokens", "overlap"), [(160, 16), (160, 32), (60, 15), (40, 12), (256, 0)])
 def test_the_chunks_joined_are_the_abstract(tmp_path: Path, max_tokens: int, overlap: int) -> None:
     """The store keeps no second copy of an abstract: it is the chunks, their repeats dropped."""
     enc = encoding(tmp_path)
