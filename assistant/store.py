@@ -121,9 +121,11 @@ class Store:
         for text, meta in zip(found["documents"] or [], found["metadatas"] or [], strict=True):
             if meta and "paper_id" in meta:
                 chunks.setdefault(str(meta["paper_id"]), []).append((text or "", meta))
-        papers = [_paper_info(first, _abstract(of_paper))
-                  for of_paper in chunks.values()
-                  for first in [m for _, m in of_paper if m.get("chunk") == 0][:1]]
+        papers = []
+        for of_paper in chunks.values():
+            first = next((m for _, m in of_paper if m.get("chunk") == 0), None)
+            if first is not None:
+                papers.append(_paper_info(first, _abstract(of_paper)))
         return sorted(papers, key=lambda p: p.title.lower())
 
     def get_all(self, include: list[str], where: dict[str, Any] | None = None,
@@ -379,7 +381,7 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
     }
     if chunk.index:  # 0 too: a chunk written again over one cut another way keeps old keys
         meta["overlap"] = chunk.overlap
-    if chunk.index == 0:
+    else:
         meta.update(n_chunks=n_chunks, title=paper.title, title_derived=paper.title_derived,
                     source=paper.source, slot=paper.slot)
         if whole:
