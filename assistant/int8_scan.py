@@ -97,6 +97,7 @@ def matmul_integer_model(codes_t: np.ndarray) -> bytes:
 def code_rows(rows: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's scale ``s`` and codes ``c`` in [-levels, levels], ``rows ≈ s·c``, rounding
     to nearest (so ``|rows - s·c| ≤ s/2`` in every dimension). A zero row gets scale 1."""
+    rows = np.asarray(rows, dtype=np.float32)  # float16 rows are converted exactly
     peak = np.abs(rows).max(axis=1)
     scale = np.where(peak > 0, peak / np.float32(levels), np.float32(1)).astype(np.float32)
     return scale, np.clip(np.rint(rows / scale[:, None]), -levels, levels)
@@ -151,7 +152,7 @@ class Int8Scan:
         # In blocks: temporaries of the whole table's size would cost more in page faults
         # than the arithmetic (0.5 s against 0.1 s for 42,000 rows here).
         for start in range(0, count, _BLOCK):
-            rows = vectors[start:start + _BLOCK]
+            rows = np.asarray(vectors[start:start + _BLOCK], dtype=np.float32)  # float16 exactly
             if not np.isfinite(rows).all():
                 raise ValueError("the vector table holds a NaN or an infinity")
             scale, codes = code_rows(rows, self.levels)

@@ -135,7 +135,7 @@ def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -
     if lexical.vectors is None or not len(lexical.vectors):
         raise SystemExit(f"{home}: no saved vectors (a local store built by `assistant index` "
                          "is needed)")
-    vectors = np.ascontiguousarray(lexical.vectors.vectors)
+    vectors = np.ascontiguousarray(lexical.vectors.vectors, dtype=np.float32)
     table = lexical.table
 
     def chroma(q: np.ndarray) -> np.ndarray:

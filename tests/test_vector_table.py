@@ -19,26 +19,39 @@ def test_nearest_rows_are_the_exact_cosine_ranking(tmp_path) -> None:
     rng = np.random.default_rng(0)
     raw = rng.normal(size=(500, 24)) * rng.uniform(0.1, 5, size=(500, 1))  # unequal lengths
     table = VectorTable.build(raw.tolist())
+    assert table.vectors.dtype == np.float16  # half the bytes of float32, on disk and in memory
     query = rng.normal(size=24)
-    cosine = raw @ query / (np.linalg.norm(raw, axis=1) * np.linalg.norm(query))
-    expected = list(np.argsort(-cosine)[:40])
+    unit = query / np.linalg.norm(query)
+    held = table.vectors.astype(np.float64)  # the rows as rounded to float16
+    cosine = held @ unit
+    expected = list(np.argsort(-cosine, kind="stable")[:40])
     found = table.nearest(query.tolist(), 40)
     assert [i for i, _ in found] == expected
-    assert [s for _, s in found] == pytest.approx(cosine[expected], abs=1e-5)
+    assert [s for _, s in found] == pytest.approx(cosine[expected], abs=1e-6)
+    # Rounding each component of a unit row by at most 2**-11 of itself moves its cosine with
+    # a unit question by at most 2**-11 (Cauchy-Schwarz), whatever the dimension.
+    true = raw @ unit / np.linalg.norm(raw, axis=1)
+    assert np.abs(true[expected] - [s for _, s in found]).max() <= 2.0**-11 + 1e-6
     assert len(table.nearest(query, 900)) == 500  # at most every row
     assert table.nearest(query, 0) == []
 
     save_mapped(tmp_path / "v.arrays", table.arrays())
-    again = VectorTable.from_arrays(load_mapped(tmp_path / "v.arrays"))
+    saved = load_mapped(tmp_path / "v.arrays")
+    assert saved["chunk_vectors"].dtype == np.float16
+    again = VectorTable.from_arrays(saved)
     assert again is not None and again.nearest(query, 40) == found
     assert VectorTable.from_arrays({}) is None  # a file saved before the vectors were
+    # a float32 table, as saved before 2026-12-03, is read and searched as it is
+    older = VectorTable.from_arrays({"chunk_vectors": held.astype(np.float32)})
+    assert older is not None and older.vectors.dtype == np.float32
+    assert older.nearest(query, 40) == found
 
 
 def test_an_empty_or_malformed_table() -> None:
     assert len(VectorTable.build([])) == 0
     with pytest.raises(ValueError):
         VectorTable(np.zeros(5, dtype=np.float32))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="float16 or float32"):
         VectorTable(np.zeros((2, 3), dtype=np.float64))
 
 
@@ -181,7 +194,8 @@ def test_int8_scan_bounds_hold_for_every_row(kind) -> None:
     assert np.array_equal(scale, scan.scale)
     rows = vectors.astype(np.float64)
     residual = rows - codes * scale[:, None].astype(np.float64)
-    assert np.all(np.abs(residual) <= scale[:, None] * (0.5 + 1e-6))  # rounded to nearest
+    # rounded to nearest; s is rounded to float32, which moves s·c by up to |c|·2**-24·s
+    assert np.all(np.abs(residual) <= scale[:, None] * (0.5 + 127 * 2.0**-24))
     assert np.all(scan.residual >= np.linalg.norm(residual, axis=1))
     assert np.all(scan.code_norm >= scale * np.linalg.norm(codes, axis=1))
     for q in questions:
