@@ -250,6 +250,78 @@ def test_changed_abstract_is_replaced_and_removed_paper_leaves(settings, fake_em
     assert any("Extra finding 39" in d for d in documents)
 
 
+def _free_pages(settings: Settings) -> int:
+    import sqlite3
+
+    with sqlite3.connect(settings.vectorstore_path() / "chroma.sqlite3") as db:
+        return db.execute("PRAGMA freelist_count").fetchone()[0]
+
+
+def test_a_large_change_compacts_chroma_s_file_and_the_store_goes_on(
+        settings, fake_embeddings, tmp_path, monkeypatch) -> None:
+    import assistant.store as store_module
+
+    ran: list[bool] = []
+    real = store_module.compact
+
+    def spy(folder, **kw):
+        ran.append(real(folder, **kw))
+        return ran[-1]
+
+    monkeypatch.setattr(store_module, "compact", spy)
+    texts = abstracts(60)
+    corpus = write_corpus(tmp_path / "c", texts)
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert ran == [True]  # a first build is all change
+    db = settings.vectorstore_path() / "chroma.sqlite3"
+    full = db.stat().st_size
+
+    write_corpus(tmp_path / "c", texts[:59] + [texts[59] + " Changed."])  # one paper in 60
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert ran == [True, False]  # a small change does not pay for rewriting the file
+
+    write_corpus(tmp_path / "c", texts[:30])  # half the papers go: pages are freed
+    monkeypatch.setattr(store_module, "compact", lambda folder, **kw: False)
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert _free_pages(settings) > 0  # what is left without compacting
+    monkeypatch.setattr(store_module, "compact", spy)
+    write_corpus(tmp_path / "c", texts[:25])
+    build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert ran[-1] is True and _free_pages(settings) == 0 and db.stat().st_size < full
+
+    # the client that indexed, in this process, reads and writes on after the file is rewritten
+    write_corpus(tmp_path / "c", texts[:25] + abstracts(5, salt="new"))
+    report = build_index(settings, [corpus], embeddings=fake_embeddings)
+    assert (report.added, report.removed, report.unchanged) == (5, 0, 25)
+    store = open_store(settings, fake_embeddings)
+    assert len(store.papers()) == 30
+    assert {store.abstract(p.id) for p in store.papers()} == set(texts[:25] + abstracts(5, "new"))
+
+
+def test_compacting_a_file_in_use_gives_up_and_leaves_it_as_it_was(
+        settings, fake_embeddings, tmp_path) -> None:
+    import hashlib
+    import sqlite3
+
+    from assistant.store import compact
+
+    build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
+                embeddings=fake_embeddings)
+    db = settings.vectorstore_path() / "chroma.sqlite3"
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM embeddings").fetchone()  # a read under way
+    try:
+        assert compact(db.parent, changed=20, papers=20, timeout=0.2) is False
+    finally:
+        reader.rollback()
+        reader.close()
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert compact(db.parent, changed=20, papers=20, timeout=0.2) is True  # once it is free
+    assert len(open_store(settings, fake_embeddings).papers()) == 20
+
+
 def test_new_title_for_same_abstract_updates_in_place(settings, fake_embeddings, tmp_path) -> None:
     folder = tmp_path / "c"
     write_corpus(folder, abstracts(3))
