@@ -254,3 +254,47 @@ def test_retrieval_with_the_int8_scan_is_retrieval_without_it(bundled_home, mini
         assert vectors is not None and (vectors._int8 is not None) == (scan_from == 0)
     assert len(questions) > 50
     assert results[0] == results[10**9]
+
+
+class _SixteenBitKernel:
+    """onnxruntime's u8×s8 product as its x86 kernels without VNNI compute it: adjacent pairs
+    of products added in 16 bits with saturation (pmaddubsw), then summed in 32 bits."""
+
+    def __init__(self, codes_t: np.ndarray, threads: int | None = None) -> None:
+        self.codes = codes_t.astype(np.int64)  # (dimension, rows)
+
+    def run(self, _outputs, feeds):
+        q = feeds["q"].astype(np.int64)[0]  # uint8 codes, zero point 128
+        terms = q[:, None] * self.codes
+        if len(terms) % 2:
+            terms = np.vstack([terms, np.zeros((1, terms.shape[1]), dtype=np.int64)])
+        pairs = np.clip(terms[0::2] + terms[1::2], -32768, 32767).sum(axis=0)
+        product = pairs - int8_scan._ZERO * self.codes.sum(axis=0)
+        return [product[None, :].astype(np.int32)]
+
+
+def test_without_vnni_the_codes_narrow_to_63_and_the_scan_stays_exact(monkeypatch) -> None:
+    """This CPU may have VNNI; the ±63 path is run here on a model of the 16-bit kernel: the
+    probe must find that ±127 codes overflow it, and the scan with ±63 codes must still give
+    the float search's rows and order. (onnxruntime's own kernel on a CPU without VNNI is not
+    run here.)"""
+    monkeypatch.setattr(int8_scan, "_session", _SixteenBitKernel)
+    int8_scan.exact_levels.cache_clear()
+    try:
+        assert int8_scan.exact_levels() == 63
+        rng = np.random.default_rng(11)
+        centres = rng.standard_normal((12, 64))
+        raw = centres[rng.integers(0, 12, 3000)] + 0.15 * rng.standard_normal((3000, 64))
+        table = VectorTable.build(raw)
+        full, scanned = _float_only(table.vectors), _scanned(table.vectors)
+        for i in range(30):
+            query = raw[rng.integers(3000)] + 0.5 * rng.standard_normal(64)
+            for n in (1, 40):
+                assert ([r for r, _ in scanned.nearest(query, n)]
+                        == [r for r, _ in full.nearest(query, n)]), (i, n)
+        assert scanned._int8 is not None and scanned._int8.levels == 63
+        # ±127 codes on the same kernel give wrong products: what the probe guards against
+        wide = _SixteenBitKernel(np.full((64, 1), 127, dtype=np.int8))
+        assert wide.run(None, {"q": np.full((1, 64), 255, dtype=np.uint8)})[0][0, 0] != 127 * 127 * 64
+    finally:
+        int8_scan.exact_levels.cache_clear()
