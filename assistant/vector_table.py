@@ -7,8 +7,9 @@ and 1.7 ms at 45,500, against Chroma's 1.3 and 3.5 ms for the same 40 ids; and t
 exact where Chroma's HNSW graph is approximate. A Chroma server keeps its own search: copying
 every vector to every client is what a server is there to avoid.
 
-The vectors are kept, saved and searched as float16: half the bytes on disk and in memory
-(32 against 65 MB at 42,243 chunks). Each component is then within 1.2e-4 of the model's
+The vectors are kept, saved and searched as float16: half the bytes on disk (32 against
+65 MB at 42,243 chunks), and in memory where the int8 pass searches (from ``scan_from``
+rows); a smaller table, whose every row is scored, also keeps a float32 copy for the product. Each component is then within 1.2e-4 of the model's
 float32 value, the scores within 5e-5: over the 108 benchmark questions at 20,000 papers the
 40 nearest were the same chunks as the float32 search's for all 108, and in the same order
 for 84, the others swapping chunks whose scores differ by less than that (2026-12-03).

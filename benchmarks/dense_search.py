@@ -7,7 +7,8 @@ passes, for what each would save and what it would miss.
 Each question (run.py's ten and the evaluation's) is embedded as retrieval embeds it, then
 searched for its 40 nearest chunks (the candidates retrieval takes from the dense list) by:
 
-- ``exact``: the float product of the question with every saved vector;
+- ``exact``: the float product of the question with every saved vector (as saved: float16
+  since 2026-12-03, scored in float32, so recall here does not count float16's rounding);
 - ``int8``: ``VectorTable.nearest`` with its int8 first pass (what retrieval does from 8,192
   rows on): the same 40 in the same order, found by scanning int8 codes with error bounds and
   scoring in full only the rows that could be among them;

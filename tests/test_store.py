@@ -322,6 +322,32 @@ def test_compacting_a_file_in_use_gives_up_and_leaves_it_as_it_was(
     assert len(open_store(settings, fake_embeddings).papers()) == 20
 
 
+def test_free_pages_alone_make_a_compaction_worth_it_and_a_missing_file_is_left_missing(
+        settings, fake_embeddings, tmp_path) -> None:
+    import sqlite3
+
+    from assistant.store import compact
+
+    build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
+                embeddings=fake_embeddings)
+    folder = settings.vectorstore_path()
+    assert compact(folder, changed=0, papers=20) is False  # nothing changed, nothing free
+    with sqlite3.connect(folder / "chroma.sqlite3") as db:  # pages freed as a deletion would
+        db.execute("CREATE TABLE filler (x BLOB)")
+        db.executemany("INSERT INTO filler VALUES (?)", [(b"x" * 4000,)] * 500)
+    with sqlite3.connect(folder / "chroma.sqlite3") as db:
+        db.execute("DROP TABLE filler")
+    assert _free_pages(settings) >= 500
+    assert compact(folder, changed=0, papers=20) is True
+    assert _free_pages(settings) == 0
+    assert len(open_store(settings, fake_embeddings).papers()) == 20
+
+    empty = tmp_path / "nowhere"
+    empty.mkdir()
+    assert compact(empty, changed=5, papers=5) is False
+    assert list(empty.iterdir()) == []
+
+
 def test_new_title_for_same_abstract_updates_in_place(settings, fake_embeddings, tmp_path) -> None:
     folder = tmp_path / "c"
     write_corpus(folder, abstracts(3))
