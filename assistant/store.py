@@ -611,7 +611,8 @@ _COMPACT = """
 import sqlite3, sys
 uri, changed, papers, timeout = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 db = sqlite3.connect(uri, uri=True, timeout=timeout)
-free, pages = (db.execute("PRAGMA " + name).fetchone()[0] for name in ("freelist_count", "page_count"))
+free, pages = (db.execute("PRAGMA " + name).fetchone()[0]
+               for name in ("freelist_count", "page_count"))
 if changed * 10 < papers and free * 20 < pages:
     sys.exit(3)
 db.execute("VACUUM")

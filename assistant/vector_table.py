@@ -9,10 +9,11 @@ every vector to every client is what a server is there to avoid.
 
 The vectors are kept, saved and searched as float16: half the bytes on disk (32 against
 65 MB at 42,243 chunks), and in memory where the int8 pass searches (from ``scan_from``
-rows); a smaller table, whose every row is scored, also keeps a float32 copy for the product. Each component is then within 1.2e-4 of the model's
-float32 value, the scores within 5e-5: over the 108 benchmark questions at 20,000 papers the
-40 nearest were the same chunks as the float32 search's for all 108, and in the same order
-for 84, the others swapping chunks whose scores differ by less than that (2026-12-03).
+rows); a smaller table, whose every row is scored, also keeps a float32 copy for the
+product. Each component is then within 1.2e-4 of the model's float32 value, the scores
+within 5e-5: over the 108 benchmark questions at 20,000 papers the 40 nearest were the same
+chunks as the float32 search's for all 108, and in the same order for 84, the others
+swapping chunks whose scores differ by less than that (2026-12-03).
 """
 
 from __future__ import annotations

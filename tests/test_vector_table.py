@@ -295,6 +295,7 @@ def test_without_vnni_the_codes_narrow_to_63_and_the_scan_stays_exact(monkeypatc
         assert scanned._int8 is not None and scanned._int8.levels == 63
         # ±127 codes on the same kernel give wrong products: what the probe guards against
         wide = _SixteenBitKernel(np.full((64, 1), 127, dtype=np.int8))
-        assert wide.run(None, {"q": np.full((1, 64), 255, dtype=np.uint8)})[0][0, 0] != 127 * 127 * 64
+        product = wide.run(None, {"q": np.full((1, 64), 255, dtype=np.uint8)})[0][0, 0]
+        assert product != 127 * 127 * 64
     finally:
         int8_scan.exact_levels.cache_clear()
