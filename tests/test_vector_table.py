@@ -101,10 +101,13 @@ def _scanned(vectors: np.ndarray) -> VectorTable:
 
 
 def test_the_int8_graph_computes_the_exact_integer_product() -> None:
+    """At the codes' width the probe picks for this CPU: ±127 with VNNI, ±63 without, where
+    onnxruntime's 16-bit kernel overflows on ±127 (as run under QEMU, docs/performance.md)."""
     import onnxruntime
 
+    levels = int8_scan.exact_levels()
     rng = np.random.default_rng(3)
-    codes = rng.integers(-127, 128, size=(50, 7), dtype=np.int8)  # 50 dimensions, 7 rows
+    codes = rng.integers(-levels, levels + 1, size=(50, 7), dtype=np.int8)  # 50 dims, 7 rows
     session = onnxruntime.InferenceSession(matmul_integer_model(codes),
                                            providers=["CPUExecutionProvider"])
     q = rng.integers(1, 256, size=(1, 50), dtype=np.uint8)
@@ -276,8 +279,9 @@ class _SixteenBitKernel:
 def test_without_vnni_the_codes_narrow_to_63_and_the_scan_stays_exact(monkeypatch) -> None:
     """This CPU may have VNNI; the ±63 path is run here on a model of the 16-bit kernel: the
     probe must find that ±127 codes overflow it, and the scan with ±63 codes must still give
-    the float search's rows and order. (onnxruntime's own kernel on a CPU without VNNI is not
-    run here.)"""
+    the float search's rows and order. onnxruntime's own kernel is not run here; under QEMU's
+    emulation of a CPU without VNNI it gave this model's products on 200 of 200 random tables
+    (benchmarks/without_vnni.py, docs/performance.md)."""
     monkeypatch.setattr(int8_scan, "_session", _SixteenBitKernel)
     int8_scan.exact_levels.cache_clear()
     try:
