@@ -233,3 +233,29 @@ def test_dense_search_benchmark_refuses_a_home_without_a_store(tmp_path) -> None
     )
     assert result.returncode != 0
     assert str(tmp_path) in result.stderr
+
+
+def test_without_vnni_check_runs_on_this_cpu_and_reports_the_scan_exact() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "without_vnni.py"), "--native",
+         "--tables", "20", "--queries", "5", "--json"],
+        capture_output=True, text=True, timeout=600, env={**os.environ},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = json.loads(result.stdout)
+    assert data["cpu"] == "native" and data["levels"] in (63, 127)
+    assert data["scan_levels"] == data["levels"] and data["scan_equals_float"] == "5/5"
+    if data["levels"] == 127:  # VNNI: the kernel's products are exact at ±127
+        assert data["kernel_not_exact"] == "0/20"
+    else:  # the 16-bit kernel, which the test suite's model must match
+        assert data["model_matches_kernel"] == "20/20"
+
+
+def test_without_vnni_check_says_how_to_get_qemu(tmp_path) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "without_vnni.py")],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PATH": str(tmp_path)},
+    )
+    assert result.returncode == 2
+    assert "qemu-x86_64 was not found" in result.stderr and "qemu-user" in result.stderr
+    assert result.stdout == ""
