@@ -55,7 +55,8 @@ def _checks(tables: int, queries: int) -> dict[str, object]:
     import onnxruntime
 
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-    from test_vector_table import _SixteenBitKernel  # the model the test suite trusts
+    # the model of the 16-bit kernel the test suite trusts, and its two ways to search
+    from test_vector_table import _float_only, _scanned, _SixteenBitKernel
 
     from assistant import int8_scan
     from assistant.vector_table import VectorTable
@@ -66,9 +67,7 @@ def _checks(tables: int, queries: int) -> dict[str, object]:
         dimension = int(rng.integers(1, 400))
         codes = rng.integers(-127, 128, size=(dimension, 9), dtype=np.int8)
         q = rng.integers(0, 256, size=(1, dimension), dtype=np.uint8)
-        session = onnxruntime.InferenceSession(int8_scan.matmul_integer_model(codes),
-                                               providers=["CPUExecutionProvider"])
-        kernel = session.run(None, {"q": q})[0]
+        kernel = int8_scan._session(codes, None).run(None, {"q": q})[0]  # as the scan runs it
         agree += np.array_equal(kernel, _SixteenBitKernel(codes).run(None, {"q": q})[0])
         exact = (q.astype(np.int64) - int8_scan._ZERO) @ codes.astype(np.int64)
         overflowed += not np.array_equal(kernel, exact)
@@ -76,8 +75,7 @@ def _checks(tables: int, queries: int) -> dict[str, object]:
     centres = rng.standard_normal((12, 384))
     raw = centres[rng.integers(0, 12, 5000)] + 0.15 * rng.standard_normal((5000, 384))
     vectors = VectorTable.build(raw).vectors
-    full, scanned = VectorTable(vectors), VectorTable(vectors)
-    full.scan_from, scanned.scan_from = len(vectors) + 1, 0
+    full, scanned = _float_only(vectors), _scanned(vectors)
     same = 0
     for _ in range(queries):
         query = raw[rng.integers(len(raw))] + 0.5 * rng.standard_normal(384)
