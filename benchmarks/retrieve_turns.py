@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -27,6 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("work", type=Path, help="the folder run.py --keep wrote")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--scan-threads", type=int, nargs="+", default=[1], metavar="N",
+                        help="onnxruntime threads of the int8 pass; several values are timed "
+                             "in turns as int8 (1) and int8_Nthreads (default: 1, as retrieval)")
     args = parser.parse_args(argv)
     if not (args.work / "ours").is_dir() or not (args.work / "tutorial").is_dir():
         print(f"{args.work}: no 'ours' and 'tutorial' stores; make them with "
@@ -37,29 +41,38 @@ def main(argv: list[str] | None = None) -> int:
     from assistant.config import Settings
     from assistant.embeddings import MiniLMEmbeddings
 
+    if any(n < 1 for n in args.scan_threads):
+        parser.error("--scan-threads: each value must be 1 or more")
+    from assistant.int8_scan import Int8Scan
+
     embeddings = MiniLMEmbeddings()
-    scanned = Assistant(Settings(home=args.work / "ours"), embeddings=embeddings)
-    floats = Assistant(Settings(home=args.work / "ours"), embeddings=embeddings)
-    for assistant, scan_from in ((scanned, 0), (floats, 10**12)):
+    variants: dict[str, tuple[Any, int | None]] = {  # name: (assistant, the scan's threads)
+        ("int8" if n == 1 else f"int8_{n}threads"): (
+            Assistant(Settings(home=args.work / "ours"), embeddings=embeddings), n)
+        for n in dict.fromkeys(args.scan_threads)}
+    variants["float"] = (Assistant(Settings(home=args.work / "ours"), embeddings=embeddings), None)
+    for assistant, threads in variants.values():
         vectors = assistant.retriever._lexical_index().vectors
         if vectors is None:
             print(f"{args.work / 'ours'}: no saved vectors", file=sys.stderr)
             return 2
-        vectors.scan_from = scan_from
+        vectors.scan_from = 10**12 if threads is None else 0
+        if threads is not None and threads != 1:  # retrieval's own scan runs on one thread
+            vectors._int8 = Int8Scan(vectors.vectors, threads=threads)
     tutorial = TutorialPipeline(args.work / "tutorial", embeddings)
-    same = all([s.chunk_ids for s in scanned.retrieve(q)] == [s.chunk_ids for s in floats.retrieve(q)]
+    first = next(iter(variants.values()))[0]
+    same = all(len({tuple(tuple(s.chunk_ids) for s in a.retrieve(q)) for a, _ in variants.values()}) == 1
                for q in QUERIES)
-    timed = timed_latencies({"int8": lambda q: scanned.retrieve(q, k=5),
-                             "float": lambda q: floats.retrieve(q, k=5),
-                             "tutorial": lambda q: tutorial.retrieve(q, k=5)},
-                            QUERIES, repeat=args.repeat)
+    calls = {name: (lambda q, a=a: a.retrieve(q, k=5)) for name, (a, _) in variants.items()}
+    calls["tutorial"] = lambda q: tutorial.retrieve(q, k=5)
+    timed = timed_latencies(calls, QUERIES, repeat=args.repeat)
     result = {
-        "chunks": len(scanned.retriever._lexical_index().table), "repeat": args.repeat,
+        "chunks": len(first.retriever._lexical_index().table), "repeat": args.repeat,
         "same_sources": same,
         **{f"{name}_p50_ms": p50 for name, (p50, _) in timed.items()},
         **{f"{name}_p95_ms": p95 for name, (_, p95) in timed.items()},
-        "int8_ratio_to_tutorial": round(timed["int8"][0] / timed["tutorial"][0], 3),
-        "float_ratio_to_tutorial": round(timed["float"][0] / timed["tutorial"][0], 3),
+        **{f"{name}_ratio_to_tutorial": round(timed[name][0] / timed["tutorial"][0], 3)
+           for name in variants},
     }
     if args.json:
         print(json.dumps(result, indent=2))

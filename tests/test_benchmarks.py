@@ -32,13 +32,14 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
     # the kept stores: retrieval with and without the int8 first pass, beside the tutorial's
     turns = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "retrieve_turns.py"), str(kept),
-         "--repeat", "1", "--json"],
+         "--repeat", "1", "--json", "--scan-threads", "1", "2"],
         capture_output=True, text=True, timeout=600, env={**os.environ},
     )
     assert turns.returncode == 0, turns.stderr[-2000:]
     timed = json.loads(turns.stdout)
     assert timed["same_sources"] is True and timed["chunks"] == data["chunks"]
-    assert all(timed[f"{n}_p50_ms"] > 0 for n in ("int8", "float", "tutorial"))
+    assert all(timed[f"{n}_p50_ms"] > 0 for n in ("int8", "int8_2threads", "float", "tutorial"))
+    assert timed["int8_2threads_ratio_to_tutorial"] > 0
     # a kept folder is not written into again, and a folder without stores is refused
     again = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "5", "--keep", str(kept)],
