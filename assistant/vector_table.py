@@ -36,6 +36,7 @@ class VectorTable:
     """
 
     scan_from = 8192
+    scan_threads: int | None = None  # onnxruntime threads of the int8 pass (None: one)
 
     def __init__(self, vectors: np.ndarray) -> None:
         if vectors.ndim != 2 or vectors.dtype not in (np.float16, np.float32):
@@ -98,7 +99,7 @@ class VectorTable:
         try:
             with self._lock:
                 if self._int8 is None:
-                    self._int8 = Int8Scan(self.vectors)
+                    self._int8 = Int8Scan(self.vectors, threads=self.scan_threads)
             return self._int8.candidates(q, n)
         except Exception:  # onnxruntime could not make or run it: the float product still can
             self._scan_failed = True

@@ -43,7 +43,6 @@ def main(argv: list[str] | None = None) -> int:
 
     if any(n < 1 for n in args.scan_threads):
         parser.error("--scan-threads: each value must be 1 or more")
-    from assistant.int8_scan import Int8Scan
 
     embeddings = MiniLMEmbeddings()
     variants: dict[str, tuple[Any, int | None]] = {  # name: (assistant, the scan's threads)
@@ -57,17 +56,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.work / 'ours'}: no saved vectors", file=sys.stderr)
             return 2
         vectors.scan_from = 10**12 if threads is None else 0
-        if threads is not None and threads != 1:  # retrieval's own scan runs on one thread
-            vectors._int8 = Int8Scan(vectors.vectors, threads=threads)
+        vectors.scan_threads = threads
     tutorial = TutorialPipeline(args.work / "tutorial", embeddings)
-    first = next(iter(variants.values()))[0]
     same = all(len({tuple(tuple(s.chunk_ids) for s in a.retrieve(q)) for a, _ in variants.values()}) == 1
                for q in QUERIES)
     calls = {name: (lambda q, a=a: a.retrieve(q, k=5)) for name, (a, _) in variants.items()}
     calls["tutorial"] = lambda q: tutorial.retrieve(q, k=5)
     timed = timed_latencies(calls, QUERIES, repeat=args.repeat)
     result = {
-        "chunks": len(first.retriever._lexical_index().table), "repeat": args.repeat,
+        "chunks": len(variants["float"][0].retriever._lexical_index().table), "repeat": args.repeat,
         "same_sources": same,
         **{f"{name}_p50_ms": p50 for name, (p50, _) in timed.items()},
         **{f"{name}_p95_ms": p95 for name, (_, p95) in timed.items()},
