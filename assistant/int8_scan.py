@@ -14,6 +14,12 @@ integer product (``MatMulInteger``, the codes packed once per table, one thread)
 0.9 ms after a question's embedding where the float product took 1.7-2.0 ms on two threads
 (docs/performance.md).
 
+Whether the product runs faster on one thread or two depends on the machine, and on some on
+the process: on an AMD Zen 4 two threads saved 0.3-0.4 ms in 8 of 8 processes, on a Zen 5
+they took 3.5-3.8 ms instead of 0.8 in 3 of 4. So unless told, the scan times both on its
+first question, in the process that asks, and keeps the faster (``_choose``); and where it
+kept two, it goes back to one for good if two become much slower than one was.
+
 onnxruntime is already here for the embedder; the one-node ONNX graph is written below in
 protobuf's wire format, since the ``onnx`` package is not a dependency.
 """
@@ -22,6 +28,10 @@ from __future__ import annotations
 
 import functools
 import os
+import statistics
+import threading
+import time
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -33,6 +43,17 @@ from assistant.embeddings import SPIN_STOP_KEY
 _SLACK = 1e-4
 _ZERO = 128  # uint8 zero point of the question's codes
 _BLOCK = 2048  # rows coded at a time
+# The choice of threads: rounds of each timed in turns on the first question, and how much
+# faster more threads must be to be kept (a tie keeps one thread, which leaves a core free).
+_CHOICE_ROUNDS = 7
+_CHOICE_MARGIN = 0.9
+# The last calls on more threads, whose median is checked against one thread's in the choice:
+# over _FALLBACK times it, one thread for good. Not 1: the choice's runs follow each other,
+# with the codes in cache, where a question's follow its embedding (and the slow mode seen on
+# the Zen 5 was four times one thread's).
+_WATCH = 16
+_FALLBACK = 1.5
+_clock = time.perf_counter
 
 
 def _varint(value: int) -> bytes:
@@ -103,13 +124,23 @@ def code_rows(rows: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
     return scale, np.clip(np.rint(rows / scale[:, None]), -levels, levels)
 
 
+def thread_choices() -> tuple[int, ...]:
+    """The thread counts the scan chooses among: one, and two where this process may run on
+    two cores or more (only two-core machines were measured)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return (1, 2) if cores >= 2 else (1,)
+
+
 def _session(codes_t: np.ndarray, threads: int | None) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    # One thread unless asked: with a pool of two beside the embedder's, the scan over 42,243
-    # rows took 3.6 ms in some processes and 0.9 ms in others; on its own 0.9-1.05 ms in each
-    # (benchmarks/dense_search.py, 2026-12-02).
+    # Never more threads than asked: with a pool of two beside the embedder's, the scan over
+    # 42,243 rows took 3.6 ms in some processes and 0.9 ms in others on a Zen 5, on its own
+    # 0.9-1.05 ms in each (benchmarks/dense_search.py, 2026-12-02); Int8Scan chooses.
     options.intra_op_num_threads = threads or 1
     options.log_severity_level = 3
     options.add_session_config_entry(SPIN_STOP_KEY, "1")  # as the embedder's workers
@@ -143,6 +174,8 @@ class Int8Scan:
     """Candidate rows for the ``n`` nearest of a table of vectors, always a superset."""
 
     def __init__(self, vectors: np.ndarray, threads: int | None = None) -> None:
+        """``threads``: onnxruntime's threads for the product; None to choose at the first
+        question among ``thread_choices()``."""
         count, self.dimension = vectors.shape
         self.levels = exact_levels(threads)
         self.scale = np.empty(count, dtype=np.float32)
@@ -166,7 +199,13 @@ class Int8Scan:
                                    + np.float32(_SLACK) * np.maximum(
                                        np.linalg.norm(rows, axis=1), np.float32(1)))
             codes_t[:, part] = codes.T
-        self.session = _session(codes_t, threads)
+        choices = (threads,) if threads else thread_choices()
+        self._sessions = {n: _session(codes_t, n) for n in choices}
+        self.threads = choices[0]  # the product's threads, chosen at the first question
+        self.session = self._sessions[self.threads]
+        self.timings: dict[int, float] = {}  # the choice's median ms for each thread count
+        self._choosing = threading.Lock()
+        self._recent: deque[float] = deque(maxlen=_WATCH)
 
     def __len__(self) -> int:
         return len(self.scale)
@@ -183,8 +222,47 @@ class Int8Scan:
         t = scales[0]
         error = float(np.linalg.norm(query - steps[0] * t))
         codes = (steps + _ZERO).astype(np.uint8)
-        product = self.session.run(None, {"q": codes})[0][0]
+        product = self._product({"q": codes})
         estimate = product.astype(np.float32) * (self.scale * t)
         bound = self.code_norm * np.float32(error * (1 + 1e-6)) + self.residual
         floor = np.partition(estimate - bound, len(self) - n)[len(self) - n]
         return np.flatnonzero(estimate + bound >= floor)
+
+    def _product(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        if len(self._sessions) > 1 and not self.timings and self._choosing.acquire(False):
+            try:  # one thread chooses; a question asked meanwhile runs on one thread
+                if not self.timings:
+                    return self._choose(feeds)
+            finally:
+                self._choosing.release()
+        if self.threads == 1 or 1 not in self._sessions:  # nothing to go back to
+            return self.session.run(None, feeds)[0][0]
+        start = _clock()
+        product = self.session.run(None, feeds)[0][0]
+        self._recent.append(_clock() - start)
+        if (len(self._recent) == _WATCH
+                and statistics.median(self._recent) * 1e3 > _FALLBACK * self.timings[1]):
+            self.threads, self.session = 1, self._sessions[1]  # slower than one: for good
+            self._sessions = {1: self.session}
+        return product
+
+    def _choose(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """Each session's product timed in turns on this question, the faster kept: more
+        threads only if their median is under ``_CHOICE_MARGIN`` of one thread's."""
+        sessions = list(self._sessions.items())
+        for _, session in sessions:  # warm: the first run of a session sets up its pool
+            session.run(None, feeds)
+        spent: dict[int, list[float]] = {n: [] for n, _ in sessions}
+        for round_ in range(_CHOICE_ROUNDS):
+            for n, session in sessions if round_ % 2 else reversed(sessions):
+                start = _clock()
+                product = session.run(None, feeds)[0][0]
+                spent[n].append(_clock() - start)
+        self.timings = {n: statistics.median(times) * 1e3 for n, times in spent.items()}
+        best = min(self.timings, key=self.timings.get)  # type: ignore[arg-type]
+        if best != 1 and self.timings[best] >= _CHOICE_MARGIN * self.timings[1]:
+            best = 1
+        self.threads, self.session = best, self._sessions[best]
+        # one thread is kept beside more, to go back to if more become slower
+        self._sessions = {n: s for n, s in self._sessions.items() if n in (1, best)}
+        return product

@@ -36,7 +36,9 @@ class VectorTable:
     """
 
     scan_from = 8192
-    scan_threads: int | None = None  # onnxruntime threads of the int8 pass (None: one)
+    # onnxruntime threads of the int8 pass; None: one or two, the faster on the first
+    # question in this process (int8_scan.py)
+    scan_threads: int | None = None
 
     def __init__(self, vectors: np.ndarray) -> None:
         if vectors.ndim != 2 or vectors.dtype not in (np.float16, np.float32):

@@ -303,3 +303,116 @@ def test_without_vnni_the_codes_narrow_to_63_and_the_scan_stays_exact(monkeypatc
         assert product != 127 * 127 * 64
     finally:
         int8_scan.exact_levels.cache_clear()
+
+
+class _TimedKernel:
+    """An exact integer product whose every run takes ``cost[threads]`` milliseconds of a
+    fake clock, so that the choice of threads can be checked without a real machine's noise."""
+
+    clock = 0.0
+    cost: dict[int, float] = {}
+    runs: list[int] = []
+
+    def __init__(self, codes_t: np.ndarray, threads: int | None = None) -> None:
+        self.codes = codes_t.astype(np.int64)
+        self.threads = threads or 1
+
+    def run(self, _outputs, feeds):
+        _TimedKernel.clock += _TimedKernel.cost[self.threads] / 1e3
+        _TimedKernel.runs.append(self.threads)
+        product = (feeds["q"].astype(np.int64) - int8_scan._ZERO) @ self.codes
+        return [product.astype(np.int32)]
+
+
+@pytest.fixture
+def timed_kernel(monkeypatch):
+    int8_scan.exact_levels(None)  # the codes' width, probed on the real kernel, not timed
+    monkeypatch.setattr(int8_scan, "_session", _TimedKernel)
+    monkeypatch.setattr(int8_scan, "_clock", lambda: _TimedKernel.clock)
+    monkeypatch.setattr(int8_scan, "thread_choices", lambda: (1, 2))
+    _TimedKernel.runs = []
+    return _TimedKernel
+
+
+def _crowded_table(seed: int) -> tuple[np.ndarray, np.random.Generator]:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((8, 32))
+    raw = centres[rng.integers(0, 8, 2000)] + 0.2 * rng.standard_normal((2000, 32))
+    return raw, rng
+
+
+@pytest.mark.parametrize(("cost", "chosen"), [
+    ({1: 1.0, 2: 0.6}, 2),   # two threads clearly faster: kept
+    ({1: 1.0, 2: 0.95}, 1),  # within the margin: one thread, which leaves a core free
+    ({1: 0.8, 2: 3.6}, 1),   # two threads slow, as in some processes on a Zen 5
+])
+def test_the_int8_pass_keeps_the_faster_thread_count_on_its_first_question(
+        timed_kernel, cost, chosen) -> None:
+    timed_kernel.cost = cost
+    raw, rng = _crowded_table(12)
+    table = VectorTable.build(raw)
+    full, scanned = _float_only(table.vectors), _scanned(table.vectors)
+    query = raw[5] + 0.3 * rng.standard_normal(32)
+    assert scanned.nearest(query, 10) == full.nearest(query, 10)  # the choosing call answers
+    scan = scanned._int8
+    assert scan is not None and scan.threads == chosen
+    assert scan.timings == pytest.approx(cost)
+    # both were timed in turns, the same number of times each
+    assert timed_kernel.runs.count(1) == timed_kernel.runs.count(2) == int8_scan._CHOICE_ROUNDS + 1
+    timed_kernel.runs = []
+    for _ in range(5):
+        query = raw[rng.integers(2000)] + 0.3 * rng.standard_normal(32)
+        assert scanned.nearest(query, 10) == full.nearest(query, 10)
+    assert timed_kernel.runs == [chosen] * 5  # chosen once; later questions run only that
+    # one thread is kept beside two, to go back to; the other sessions are let go
+    assert set(scan._sessions) == ({1, 2} if chosen == 2 else {1})
+
+
+def test_two_threads_that_become_slower_than_one_go_back_to_one_for_good(timed_kernel) -> None:
+    timed_kernel.cost = {1: 1.0, 2: 0.5}
+    raw, rng = _crowded_table(13)
+    table = VectorTable.build(raw)
+    full, scanned = _float_only(table.vectors), _scanned(table.vectors)
+    scanned.nearest(raw[0], 10)
+    scan = scanned._int8
+    assert scan is not None and scan.threads == 2
+    timed_kernel.cost = {1: 1.0, 2: 1.4}  # slower than one in the choice, within the margin
+    for _ in range(int8_scan._WATCH * 2):
+        scanned.nearest(raw[rng.integers(2000)], 10)
+    assert scan.threads == 2
+    timed_kernel.cost = {1: 1.0, 2: 3.5}  # now much slower than one thread was
+    timed_kernel.runs = []
+    for i in range(int8_scan._WATCH * 2):
+        query = raw[rng.integers(2000)] + 0.3 * rng.standard_normal(32)
+        assert scanned.nearest(query, 10) == full.nearest(query, 10), i
+    # the median of the last 16 calls is over one thread's at the 8th slow one; one from then on
+    assert timed_kernel.runs == [2] * (int8_scan._WATCH // 2) + [1] * (
+        int8_scan._WATCH * 2 - int8_scan._WATCH // 2)
+    assert scan.threads == 1 and set(scan._sessions) == {1}
+    timed_kernel.cost = {1: 1.0, 2: 0.1}
+    scanned.nearest(raw[1], 10)
+    assert scan.threads == 1  # for good: no second choice
+
+
+def test_threads_given_or_one_core_mean_no_choice(timed_kernel, monkeypatch) -> None:
+    timed_kernel.cost = {1: 5.0, 2: 0.5, 3: 0.1}
+    raw, _ = _crowded_table(14)
+    vectors = VectorTable.build(raw).vectors
+    given = _scanned(vectors)
+    given.scan_threads = 3
+    given.nearest(raw[2], 10)
+    assert given._int8 is not None and given._int8.threads == 3 and given._int8.timings == {}
+    assert set(timed_kernel.runs) == {3}
+    monkeypatch.setattr(int8_scan, "thread_choices", lambda: (1,))
+    timed_kernel.runs = []
+    single = _scanned(vectors)
+    single.nearest(raw[2], 10)
+    assert single._int8 is not None and single._int8.threads == 1
+    assert timed_kernel.runs == [1]
+
+
+def test_the_thread_choices_follow_the_cores_this_process_may_use(monkeypatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    assert int8_scan.thread_choices() == (1,)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3}, raising=False)
+    assert int8_scan.thread_choices() == (1, 2)
