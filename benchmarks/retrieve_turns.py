@@ -28,9 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("work", type=Path, help="the folder run.py --keep wrote")
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--scan-threads", type=int, nargs="+", default=[1], metavar="N",
-                        help="onnxruntime threads of the int8 pass; several values are timed "
-                             "in turns as int8 (1) and int8_Nthreads (default: 1, as retrieval)")
+    parser.add_argument("--scan-threads", nargs="+", default=["auto"], metavar="N",
+                        help="onnxruntime threads of the int8 pass, 'auto' or a number; "
+                             "several are timed in turns as int8 (auto: one or two, the "
+                             "faster on the first question) and int8_Nthreads "
+                             "(default: auto, as retrieval)")
     args = parser.parse_args(argv)
     if not (args.work / "ours").is_dir() or not (args.work / "tutorial").is_dir():
         print(f"{args.work}: no 'ours' and 'tutorial' stores; make them with "
@@ -41,26 +43,32 @@ def main(argv: list[str] | None = None) -> int:
     from assistant.config import Settings
     from assistant.embeddings import MiniLMEmbeddings
 
-    if any(n < 1 for n in args.scan_threads):
-        parser.error("--scan-threads: each value must be 1 or more")
+    def threads(value: str) -> int | None:
+        return None if value == "auto" else int(value) if value.isdigit() and int(value) else -1
+
+    if any(threads(v) == -1 for v in args.scan_threads):
+        parser.error("--scan-threads: each value must be 'auto' or a whole number from 1")
 
     embeddings = MiniLMEmbeddings()
-    variants: dict[str, tuple[Any, int | None]] = {  # name: (assistant, the scan's threads)
-        ("int8" if n == 1 else f"int8_{n}threads"): (
-            Assistant(Settings(home=args.work / "ours"), embeddings=embeddings), n)
-        for n in dict.fromkeys(args.scan_threads)}
-    variants["float"] = (Assistant(Settings(home=args.work / "ours"), embeddings=embeddings), None)
-    for assistant, threads in variants.values():
+    # name: (assistant, whether the int8 pass runs, its threads: None to choose)
+    variants: dict[str, tuple[Any, bool, int | None]] = {
+        ("int8" if n is None else f"int8_{n}threads"): (
+            Assistant(Settings(home=args.work / "ours"), embeddings=embeddings), True, n)
+        for n in dict.fromkeys(threads(v) for v in args.scan_threads)}
+    variants["float"] = (Assistant(Settings(home=args.work / "ours"), embeddings=embeddings),
+                         False, None)
+    for assistant, scanned, n in variants.values():
         vectors = assistant.retriever._lexical_index().vectors
         if vectors is None:
             print(f"{args.work / 'ours'}: no saved vectors", file=sys.stderr)
             return 2
-        vectors.scan_from = 10**12 if threads is None else 0
-        vectors.scan_threads = threads
+        vectors.scan_from = 0 if scanned else 10**12
+        vectors.scan_threads = n
     tutorial = TutorialPipeline(args.work / "tutorial", embeddings)
-    same = all(len({tuple(tuple(s.chunk_ids) for s in a.retrieve(q)) for a, _ in variants.values()}) == 1
+    same = all(len({tuple(tuple(s.chunk_ids) for s in a.retrieve(q))
+                    for a, _, _ in variants.values()}) == 1
                for q in QUERIES)
-    calls = {name: (lambda q, a=a: a.retrieve(q, k=5)) for name, (a, _) in variants.items()}
+    calls = {name: (lambda q, a=a: a.retrieve(q, k=5)) for name, (a, _, _) in variants.items()}
     calls["tutorial"] = lambda q: tutorial.retrieve(q, k=5)
     timed = timed_latencies(calls, QUERIES, repeat=args.repeat)
     result = {
@@ -71,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         **{f"{name}_ratio_to_tutorial": round(timed[name][0] / timed["tutorial"][0], 3)
            for name in variants},
     }
+    if "int8" in variants:  # what the choice found in this process
+        scan = variants["int8"][0].retriever._lexical_index().vectors._int8
+        result["int8_threads_chosen"] = scan.threads
+        result["int8_choice_ms"] = {str(n): round(ms, 3) for n, ms in scan.timings.items()}
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -32,14 +32,23 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
     # the kept stores: retrieval with and without the int8 first pass, beside the tutorial's
     turns = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "retrieve_turns.py"), str(kept),
-         "--repeat", "1", "--json", "--scan-threads", "1", "2"],
+         "--repeat", "1", "--json", "--scan-threads", "auto", "1", "2"],
         capture_output=True, text=True, timeout=600, env={**os.environ},
     )
     assert turns.returncode == 0, turns.stderr[-2000:]
     timed = json.loads(turns.stdout)
     assert timed["same_sources"] is True and timed["chunks"] == data["chunks"]
-    assert all(timed[f"{n}_p50_ms"] > 0 for n in ("int8", "int8_2threads", "float", "tutorial"))
+    assert all(timed[f"{n}_p50_ms"] > 0
+               for n in ("int8", "int8_1threads", "int8_2threads", "float", "tutorial"))
     assert timed["int8_2threads_ratio_to_tutorial"] > 0
+    # the default pass chose its threads in that process, from both timed on this machine
+    from assistant.int8_scan import thread_choices
+
+    choices = thread_choices()  # (1, 2) on two cores or more
+    assert timed["int8_threads_chosen"] in choices
+    if len(choices) > 1:
+        assert set(timed["int8_choice_ms"]) == {"1", "2"}
+        assert min(timed["int8_choice_ms"].values()) > 0
     # a kept folder is not written into again, and a folder without stores is refused
     again = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--papers", "5", "--keep", str(kept)],
