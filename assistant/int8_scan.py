@@ -10,7 +10,7 @@ so the integer product gives each row's score within a bound known for that row.
 upper bound is below the ``n``-th best lower bound cannot be among the ``n`` nearest; the few
 rows left are scored again with their float vectors. The result is the exact search's, and
 the scan reads a quarter of the bytes: over 42,243 rows of 384 dimensions onnxruntime's
-integer product (``MatMulInteger``, the codes packed once per table, one thread) took about
+integer product (``MatMulInteger``, the codes packed once per session, one thread) took about
 0.9 ms after a question's embedding where the float product took 1.7-2.0 ms on two threads
 (docs/performance.md).
 
@@ -134,7 +134,9 @@ def thread_choices() -> tuple[int, ...]:
     return (1, 2) if cores >= 2 else (1,)
 
 
-def _session(codes_t: np.ndarray, threads: int | None) -> Any:
+def _session(codes_t: np.ndarray, threads: int | None, model: bytes | None = None) -> Any:
+    """A session of ``matmul_integer_model(codes_t)`` (or of ``model``, that graph already
+    written) on ``threads`` threads."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -144,7 +146,7 @@ def _session(codes_t: np.ndarray, threads: int | None) -> Any:
     options.intra_op_num_threads = threads or 1
     options.log_severity_level = 3
     options.add_session_config_entry(SPIN_STOP_KEY, "1")  # as the embedder's workers
-    return onnxruntime.InferenceSession(matmul_integer_model(codes_t), options,
+    return onnxruntime.InferenceSession(model or matmul_integer_model(codes_t), options,
                                         providers=["CPUExecutionProvider"])
 
 
@@ -176,6 +178,8 @@ class Int8Scan:
     def __init__(self, vectors: np.ndarray, threads: int | None = None) -> None:
         """``threads``: onnxruntime's threads for the product; None to choose at the first
         question among ``thread_choices()``."""
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be 1 or more, or None to choose; got {threads}")
         count, self.dimension = vectors.shape
         self.levels = exact_levels(threads)
         self.scale = np.empty(count, dtype=np.float32)
@@ -199,12 +203,15 @@ class Int8Scan:
                                    + np.float32(_SLACK) * np.maximum(
                                        np.linalg.norm(rows, axis=1), np.float32(1)))
             codes_t[:, part] = codes.T
-        choices = (threads,) if threads else thread_choices()
-        self._sessions = {n: _session(codes_t, n) for n in choices}
+        choices = (threads,) if threads is not None else thread_choices()
+        model = matmul_integer_model(codes_t)  # written once; each session packs the codes
+        self._sessions = {n: _session(codes_t, n, model) for n in choices}
+        del model, codes_t
         self.threads = choices[0]  # the product's threads, chosen at the first question
         self.session = self._sessions[self.threads]
         self.timings: dict[int, float] = {}  # the choice's median ms for each thread count
         self._choosing = threading.Lock()
+        self._watching = threading.Lock()
         self._recent: deque[float] = deque(maxlen=_WATCH)
 
     def __len__(self) -> int:
@@ -230,20 +237,25 @@ class Int8Scan:
 
     def _product(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         if len(self._sessions) > 1 and not self.timings and self._choosing.acquire(False):
-            try:  # one thread chooses; a question asked meanwhile runs on one thread
+            # One thread chooses; a question asked meanwhile runs on one thread, which on two
+            # cores slows both choices' runs and so leans the choice towards one thread.
+            try:
                 if not self.timings:
                     return self._choose(feeds)
             finally:
                 self._choosing.release()
         if self.threads == 1 or 1 not in self._sessions:  # nothing to go back to
             return self.session.run(None, feeds)[0][0]
+        session = self.session
         start = _clock()
-        product = self.session.run(None, feeds)[0][0]
-        self._recent.append(_clock() - start)
-        if (len(self._recent) == _WATCH
-                and statistics.median(self._recent) * 1e3 > _FALLBACK * self.timings[1]):
-            self.threads, self.session = 1, self._sessions[1]  # slower than one: for good
-            self._sessions = {1: self.session}
+        product = session.run(None, feeds)[0][0]
+        spent = _clock() - start
+        with self._watching:
+            self._recent.append(spent)
+            if (len(self._recent) == _WATCH and 1 in self._sessions
+                    and statistics.median(self._recent) * 1e3 > _FALLBACK * self.timings[1]):
+                self.threads, self.session = 1, self._sessions[1]  # slower than one: for good
+                self._sessions = {1: self.session}
         return product
 
     def _choose(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
@@ -253,16 +265,21 @@ class Int8Scan:
         for _, session in sessions:  # warm: the first run of a session sets up its pool
             session.run(None, feeds)
         spent: dict[int, list[float]] = {n: [] for n, _ in sessions}
+        products: dict[int, np.ndarray] = {}
         for round_ in range(_CHOICE_ROUNDS):
             for n, session in sessions if round_ % 2 else reversed(sessions):
                 start = _clock()
-                product = session.run(None, feeds)[0][0]
+                products[n] = session.run(None, feeds)[0][0]
                 spent[n].append(_clock() - start)
-        self.timings = {n: statistics.median(times) * 1e3 for n, times in spent.items()}
-        best = min(self.timings, key=self.timings.get)  # type: ignore[arg-type]
-        if best != 1 and self.timings[best] >= _CHOICE_MARGIN * self.timings[1]:
-            best = 1
-        self.threads, self.session = best, self._sessions[best]
-        # one thread is kept beside more, to go back to if more become slower
+        product = products[1]
+        timings = {n: statistics.median(times) * 1e3 for n, times in spent.items()}
+        best = min(timings, key=timings.get)  # type: ignore[arg-type]
+        if best != 1 and (timings[best] >= _CHOICE_MARGIN * timings[1]
+                          or not np.array_equal(products[best], product)):
+            best = 1  # not faster enough; or (never seen) a product that differs from one's
+        # One thread is kept beside more, to go back to if more become slower. In this order,
+        # since other threads read ``timings`` as "chosen" and then ``threads``.
         self._sessions = {n: s for n, s in self._sessions.items() if n in (1, best)}
+        self.timings = timings
+        self.threads, self.session = best, self._sessions[best]
         return product

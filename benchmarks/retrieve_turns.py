@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="onnxruntime threads of the int8 pass, 'auto' or a number; "
                              "several are timed in turns as int8 (auto: one or two, the "
                              "faster on the first question) and int8_Nthreads "
-                             "(default: auto, as retrieval)")
+                             "(default: auto, as retrieval; before 2026-12-04 'int8' was "
+                             "one thread)")
     args = parser.parse_args(argv)
     if not (args.work / "ours").is_dir() or not (args.work / "tutorial").is_dir():
         print(f"{args.work}: no 'ours' and 'tutorial' stores; make them with "
@@ -44,7 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     from assistant.embeddings import MiniLMEmbeddings
 
     def threads(value: str) -> int | None:
-        return None if value == "auto" else int(value) if value.isdigit() and int(value) else -1
+        if value == "auto":
+            return None
+        try:
+            return int(value) if int(value) >= 1 else -1
+        except ValueError:
+            return -1
 
     if any(threads(v) == -1 for v in args.scan_threads):
         parser.error("--scan-threads: each value must be 'auto' or a whole number from 1")
@@ -79,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         **{f"{name}_ratio_to_tutorial": round(timed[name][0] / timed["tutorial"][0], 3)
            for name in variants},
     }
-    if "int8" in variants:  # what the choice found in this process
-        scan = variants["int8"][0].retriever._lexical_index().vectors._int8
+    scan = variants["int8"][0].retriever._lexical_index().vectors._int8 if (
+        "int8" in variants) else None
+    if scan is not None:  # what the choice found in this process (none below 41 chunks)
         result["int8_threads_chosen"] = scan.threads
         result["int8_choice_ms"] = {str(n): round(ms, 3) for n, ms in scan.timings.items()}
     if args.json:
