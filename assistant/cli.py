@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
     evaluate.add_argument("--questions", type=Path, metavar="FILE",
                           help="question set (default: the bundled data/eval/questions.jsonl)")
+    evaluate.add_argument("--split", choices=("dev", "test", "both"), default="both",
+                          help="dev (tune on it), test (frozen: report only) or both, side by "
+                          "side (default)")
     evaluate.add_argument("--retrieval-only", action="store_true",
                           help="score retrieval only (fast, no language model)")
     evaluate.add_argument("--json", action="store_true", help="print the report as JSON")

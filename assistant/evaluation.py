@@ -25,7 +25,7 @@ from assistant.metrics import (
     contains_fact,
     summarise,
 )
-from assistant.questions import KINDS, Question
+from assistant.questions import KINDS, SPLITS, Question
 
 if TYPE_CHECKING:
     from assistant.api import Assistant
@@ -55,13 +55,22 @@ class EvalReport:
     questions: dict[str, list[dict[str, Any]]]
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    by_split: dict[str, dict[str, dict[str, float | None]]] | None = None
+
+    def columns(self) -> dict[str, dict[str, float | None]]:
+        """The table's columns: each pipeline, per split when the run had several."""
+        if not self.by_split or all(len(s) < 2 for s in self.by_split.values()):
+            return self.metrics
+        return {f"{name} {split}": metrics for name, splits in self.by_split.items()
+                for split, metrics in splits.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "created": self.created, "machine": self.machine, "mode": self.mode,
             "questions_file": self.questions_file, "settings": self.settings,
             "seconds": round(self.seconds, 1), "notes": list(self.notes),
-            "metrics": self.metrics, "by_type": self.by_type, "questions": self.questions,
+            "metrics": self.metrics, "by_split": self.by_split, "by_type": self.by_type,
+            "questions": self.questions,
         }
 
 
@@ -80,7 +89,8 @@ def machine() -> str:
 
 def _record(question: Question, outcome: Outcome, **extra: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
-        "id": question.id, "type": question.kind, "question": question.text,
+        "id": question.id, "split": question.split, "type": question.kind,
+        "question": question.text,
         "gold": list(question.gold), "ranked": list(outcome.ranked),
         "gold_ranks": [outcome.ranked.index(g) + 1 if g in outcome.ranked else None
                        for g in question.gold],
@@ -135,6 +145,7 @@ def _run_assistant(assistant: Assistant, question: Question, titles: dict[str, s
     return outcome, _record(
         question, outcome, query=answer.question,
         dropped=[{"sentence": d.sentence, "reason": d.reason} for d in answer.dropped],
+        support={s.paper_id: s.support for s in answer.sources},
         warnings=list(answer.warnings),
     )
 
@@ -161,12 +172,20 @@ def _run_baseline(baseline: Baseline, question: Question,
 def _by_type(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float | None]]:
     kinds = sorted({o.kind for o in outcomes}, key=lambda k: (KINDS + (k,)).index(k))
     quality = [*RETRIEVAL_METRICS, "citation_precision", "citation_recall", "key_fact_recall",
-               "abstention_recall", "false_abstention_rate", "fabricated_citations"]
+               "abstention_recall", "false_abstention_rate", "fabricated_citations",
+               "unanswerable_citations"]
     result = {}
     for kind in kinds:
         metrics = summarise([o for o in outcomes if o.kind == kind])
         result[kind] = {m: metrics[m] for m in quality if metrics[m] is not None}
     return result
+
+
+def _by_split(questions: Sequence[Question],
+              outcomes: Sequence[Outcome]) -> dict[str, dict[str, float | None]]:
+    split = {q.id: q.split for q in questions}
+    return {name: summarise([o for o in outcomes if split[o.question_id] == name])
+            for name in SPLITS if name in split.values()}
 
 
 def run_eval(
@@ -236,6 +255,7 @@ def run_eval(
             "questions": len(questions),
         },
         metrics={name: summarise([o for o, _ in run]) for name, run in runs.items()},
+        by_split={name: _by_split(questions, [o for o, _ in run]) for name, run in runs.items()},
         by_type={name: _by_type([o for o, _ in run]) for name, run in runs.items()},
         questions={name: [r for _, r in run] for name, run in runs.items()},
         notes=tuple(notes),
@@ -275,7 +295,8 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
     path = args.questions or resources.eval_questions()
-    questions = load_questions(path)[: args.limit]
+    split = None if args.split == "both" else args.split
+    questions = load_questions(path, split)[: args.limit]
 
     target = report_path(settings, args.report)
     partial = target.with_name(target.stem + ".partial.jsonl")
@@ -308,9 +329,9 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        heading = (f"{len(questions)} questions, {report.mode}, {report.seconds:.1f} s "
-                   f"({report.machine}; k={settings.k})")
-        print(render_table(report.metrics, heading))
+        heading = (f"{len(questions)} questions ({args.split}), {report.mode}, "
+                   f"{report.seconds:.1f} s ({report.machine}; k={settings.k})")
+        print(render_table(report.columns(), heading))
         for note in report.notes:
             print(f"note: {note}")
         behind = data["checks"]["behind_baseline"]

@@ -16,7 +16,7 @@ RETRIEVAL_METRICS = {
 }
 ANSWER_METRICS = {
     "citation_precision": True, "citation_recall": True, "fabricated_citations": False,
-    "key_fact_recall": True, "abstention_precision": True, "abstention_recall": True,
+    "unanswerable_citations": False, "key_fact_recall": True, "abstention_precision": True, "abstention_recall": True,
     "false_abstention_rate": False,
 }
 COST_METRICS = {
@@ -165,6 +165,8 @@ def answer_metrics(outcomes: Sequence[Outcome]) -> dict[str, float | None]:
         "citation_precision": _ratio(cited_gold, cited),
         "citation_recall": _ratio(cited_gold, gold),
         "fabricated_citations": float(sum(len(o.fabricated) for o in done)) if done else None,
+        "unanswerable_citations": (float(sum(len(set(o.cited)) for o in expected))
+                                   if expected else None),
         "key_fact_recall": _mean(
             [0.0 if o.abstained else key_fact_recall(o.text, o.key_facts) for o in with_facts]
         ),

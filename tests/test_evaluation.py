@@ -146,12 +146,34 @@ def test_baseline_abstention_is_an_answer_that_says_it_does_not_know() -> None:
 
 
 # Questions and gates ------------------------------------------------------------------
-def test_bundled_question_set_loads() -> None:
-    questions = load_questions(ROOT / "data" / "eval" / "questions.jsonl")
-    assert len(questions) == 98
+def test_bundled_question_set_loads_with_a_frozen_test_split() -> None:
+    path = ROOT / "data" / "eval" / "questions.jsonl"
+    questions = load_questions(path)
+    assert len(questions) >= 250
     assert {q.kind for q in questions} == set(KINDS)
+    dev, test = load_questions(path, "dev"), load_questions(path, "test")
+    assert len(dev) + len(test) == len(questions) and len(test) >= 100
+    assert {q.id for q in dev}.isdisjoint(q.id for q in test)
+    # the questions the system was first tuned on are all in dev
+    assert all(q.split == "dev" for q in questions if q.id[0] in "fnpmuif" and "-" not in q.id)
+    assert sum(q.expect_abstain and q.kind == "unanswerable" for q in questions) >= 60
+    assert sum(q.expect_abstain for q in test) >= 30
+    for style in ("which paper", "is there work", "what approach", "name a method", "how does",
+                  "point me to", "lowercase", "typo", "no names"):
+        assert sum(q.style == style for q in questions) >= 4, style
     follow = next(q for q in questions if q.id == "fu01")
     assert follow.joined() == "What is SAFER? " + follow.text
+
+
+def test_a_split_with_no_questions_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "question": "Q?", "split": "dev"}\n')
+    assert [q.id for q in load_questions(path, "dev")] == ["a"]
+    with pytest.raises(InputFileError, match="no questions in the 'test' split"):
+        load_questions(path, "test")
+    path.write_text('{"id": "a", "question": "Q?", "split": "tset"}\n')
+    with pytest.raises(InputFileError, match="split must be one of dev, test"):
+        load_questions(path)
 
 
 def test_bad_question_line_is_named(tmp_path: Path) -> None:
@@ -200,7 +222,10 @@ def test_retrieval_only_eval_through_the_cli(bundled_home: Path, tmp_path: Path)
     assert ours["hit@5"] >= 0.9 and ours["multi_recall@5"] >= 0.9
     assert ours["citation_precision"] is None  # no answers in this mode
     assert {"hit@1", "mrr", "ndcg@10"} <= theirs.keys()
-    assert len(data["questions"]["assistant"]) == 98
+    assert len(data["questions"]["assistant"]) == len(load_questions(ROOT / "data" / "eval"
+                                                                      / "questions.jsonl"))
+    assert set(data["by_split"]["assistant"]) == {"dev", "test"}
+    assert data["by_split"]["assistant"]["test"]["hit@5"] is not None
     assert any("follow-ups" in note for note in data["notes"])
     assert data["checks"]["missed"] == []
 
@@ -209,6 +234,14 @@ def test_retrieval_only_eval_through_the_cli(bundled_home: Path, tmp_path: Path)
     assert failed.returncode == 1
     assert "missed: hit@5 = " in failed.stderr and "needs >= 1.01" in failed.stderr
     assert "hit@5 (single-paper questions)" in failed.stdout  # the table is still printed
+
+    # dev and test side by side in the table; --split test runs the test questions alone
+    assert "assistant dev" in failed.stdout and "assistant test" in failed.stdout
+    only = run_cli("eval", "--retrieval-only", "--no-baseline", "--split", "test", "--json",
+                   "--report", str(tmp_path / "r3.json"), env=env)
+    assert only.returncode == 0, only.stderr
+    tested = json.loads(only.stdout)["questions"]["assistant"]
+    assert tested and {r["split"] for r in tested} == {"test"}
 
     unknown = run_cli("eval", "--retrieval-only", "--min", "recall=1", env=env)
     assert unknown.returncode == 1
