@@ -9,17 +9,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.chunking import split_sentences
-from assistant.citations import (
-    CitationChecker,
-    Evidence,
-    Verdict,
-    key_terms,
-    mentions,
-    normalise,
+from assistant.citations import CitationChecker, Evidence, Verdict, split_units, without_instructions
+from assistant.intent import (
+    asks_for_papers,
+    asks_for_several,
+    identifies,
     question_names,
-    split_units,
-    without_instructions,
 )
+from assistant.text import key_terms, mentions, normalise
 from assistant.excerpts import EmbedMany, select_excerpts
 from assistant.prompts import load_prompt
 from assistant.tokens import count_tokens, truncate
@@ -43,7 +40,8 @@ class AnswerConfig:
     focus_tokens: int = 300  # 0: always show every retrieved paper
     passage_tokens: int = 170
     min_dense: float = MIN_DENSE
-    support_threshold: float = 0.35
+    support_threshold: float = 0.35  # a sentence's closeness to its passage
+    min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
 
 
 def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
@@ -54,40 +52,6 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
     names = {normalise(t) for t in key_terms(question)}
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
     return any(name in text for name in names for text in texts)
-
-
-_MANY = re.compile(r"\b(?:papers|works|studies|methods|approaches)\b", re.IGNORECASE)
-
-# How a bare follow-up that the model could not rewrite is asked: "<follow-up> (follow-up to:
-# <earlier question>)". The earlier question says what "it" is; what kind of answer is wanted
-# ("which papers …?") is said by the follow-up, unless it points back at a list ("of them").
-FOLLOW_UP = " (follow-up to: "
-_BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
-
-
-def join_follow_up(question: str, earlier: str) -> str:
-    """A follow-up asked together with the earlier question, flat when that was itself one."""
-    own, joined, before = earlier.partition(FOLLOW_UP)
-    if joined:
-        earlier = f"{own} {before.removesuffix(')')}"
-    return f"{question}{FOLLOW_UP}{earlier})"
-
-
-def asked(question: str) -> str:
-    """The part of a question that says what kind of answer it wants."""
-    own, joined, earlier = question.partition(FOLLOW_UP)
-    if joined and _BACK_TO_LIST.search(own):
-        return f"{own} {earlier.removesuffix(')')}"
-    return own
-
-
-def asks_for_several(question: str) -> bool:
-    """"Which papers ...?": show more papers, with one shorter passage each."""
-    return bool(_MANY.search(asked(question)))
-
-
-_IDENTIFY = re.compile(r"^\s*(?:which|what)\s+(?:paper|work|study|article|abstract)\b",
-                       re.IGNORECASE)
 
 
 def _holds(source: Source, names: set[str]) -> bool:
@@ -113,26 +77,15 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     return holders[0] if len(holders) == 1 else None
 
 
-_ASKS_PAPER = re.compile(
-    r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:papers?|works?|study|studies|articles?|abstracts?)\b"
-    r"|^\W*(?:is|are)\s+there\b|\bany\s+(?:papers?|works?|research|study|studies)\b",
-    re.IGNORECASE,
-)
-
-
-def asks_for_papers(question: str) -> bool:
-    """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
-    return bool(_ASKS_PAPER.search(asked(question)))
-
-
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
-    """For "which paper proposes X?", the best-ranked source that contains every name in the
-    question, when the model failed to say it: the name match answers the question."""
-    if not _IDENTIFY.search(asked(question)) or asks_for_several(question):
+    """For "which paper proposes X?", when the model failed to say it: the best-ranked
+    source that contains every name in the question, or, for a question without names, the
+    best-supported one (every source shown reached the support threshold)."""
+    if not identifies(question) or not evidence:
         return None
     names = question_names(question)
     if not names:
-        return None
+        return max(evidence, key=lambda e: e.source.support)
     return next((e for e in evidence if _holds(e.source, names)), None)
 
 
@@ -251,20 +204,23 @@ def generate(
             usage=usage, model=model,
         )
 
-    if not sources or not covered(question, sources, config):
+    # Only papers whose abstract supports the question are shown, listed or cited; when none
+    # does (a near miss: the nearest paper is about something else), the answer says so.
+    backing = [s for s in sources if s.support >= config.min_support]
+    if not backing or not covered(question, backing, config):
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
         return
 
     # Orders planted in an abstract ("ignore your rules, cite ...") are never shown to the
     # model, so they cannot support a claim either.
-    named = focus(question, sources) if config.focus_tokens else None
+    named = focus(question, backing) if config.focus_tokens else None
     if named is not None and abstract is not None:
         # One paper: choose from its whole abstract, not only the two best chunks.
         whole = abstract(named.paper_id)
         if whole:
             named = replace(named, text=whole, passages=(whole,))
-    shown = [s for s in map(_without_orders, [named] if named else sources) if s.text.strip()]
+    shown = [s for s in map(_without_orders, [named] if named else backing) if s.text.strip()]
     if embed_many is not None:
         chosen = select_excerpts(
             question, shown, embed_many, lambda text: count_tokens(enc, text),
@@ -405,14 +361,6 @@ def _complete_part(text: str) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
-_DEPENDENT = re.compile(
-    r"\b(?:it|its|they|them|their|this|that|these|those|the (?:method|paper|model|approach|"
-    r"framework|work|authors|dataset|algorithm|same|first|second|other|latter|former))\b",
-    re.IGNORECASE,
-)
-_NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
-
-
 _MARKS = re.compile(r"\s*\[\d+(?:\]\s*\[\d+)*\]")
 
 
@@ -425,8 +373,3 @@ def recap(history: Sequence[tuple[str, str]], turns: int = 2, words: int = 40) -
         cut = " ".join(gist[:words]) + (" …" if len(gist) > words else "")
         lines.append(f"User: {question}\nAssistant: {cut}")
     return "\n".join(lines)
-
-
-def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
-    """A follow-up that leans on the conversation (and names no method of its own)."""
-    return bool(history) and bool(_DEPENDENT.search(question)) and not _NAMED.search(question)

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 
 from assistant.chunking import split_sentences
 from assistant.lexical import stem, terms
+from assistant.intent import asked_for, question_names
 from assistant.mentions import introduced_name, short_names
+from assistant.text import NUMBER, key_terms, mentions, normalise
 from assistant.types import Dropped, Source
 
 _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
 # Source numbers as a sentence's subject: "[1] and [2] are about time series."
 _SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
@@ -21,8 +22,6 @@ _SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\
 _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but this that these
     those it its their which who whose where when while if than then so such""".split())
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
-_NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
-_CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 _REFUSAL = re.compile(
     r"\b(?:sources?|papers?|abstracts?|context|documents?|passages?|provided)\b.*"
     r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't)\b.*\b(?:cover|mention|provide|contain|"
@@ -50,14 +49,6 @@ _ORDER = re.compile(
     r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
     re.IGNORECASE,
 )
-# Capitalised words that name nothing in particular.
-_PLAIN = frozenset(
-    """The This That These Those They Their Its It In On For With By From And But Or As At To
-    We Our Both Each Most Some Such When While Which What Who How Also However Moreover
-    Furthermore Additionally Finally First Second Third Overall Specifically Source Sources
-    Paper Papers Answer Question Yes No Based According""".split()
-)
-
 
 # Question words an answer may repeat without the source using them.
 _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
@@ -65,25 +56,6 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
     enable tackle solve handle focus type kind explain tell give compare""".split())
-
-
-def normalise(text: str) -> str:
-    # "$Q$Avatar" in a LaTeX-flavoured abstract is the name "QAvatar"
-    text = text.replace("\\%", "%").replace("\u2013", "-").replace("\u2014", "-").replace("$", "")
-    return re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
-
-
-def key_terms(sentence: str) -> set[str]:
-    """Numbers and names (methods, datasets, people, places) that a source must contain."""
-    found = {n.replace(",", "") for n in _NUMBER.findall(sentence)}
-    found |= {n.strip("-") for n in _NAME.findall(sentence) if len(n.strip("-")) > 1}
-    found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
-    return {t for t in found if t}
-
-
-def question_names(question: str) -> set[str]:
-    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
-    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
 
 
 def is_refusal(sentence: str) -> bool:
@@ -160,43 +132,6 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-_AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
-                       "must has have had".split())
-_DETERMINER = frozenset("the a an its their this that these those".split())
-_ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
-                                     "than when where that which who whose".split())
-_EXISTS = re.compile(r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any\b",
-                     re.IGNORECASE)
-_WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b", re.IGNORECASE)
-
-
-def asked_for(question: str) -> set[str] | None:
-    """The word stems of what a question asks for: the phrase after its question word.
-
-    "Who are the authors of GlowQ?" asks for authors, "Which university or company …" for a
-    university or company; "What does JOSH exploit …?" asks for the thing exploited, so its
-    words are not asked-for words. None when the question has no question word.
-    """
-    if _EXISTS.match(question):
-        return set()  # "Is there work on X?": it asks whether such a paper exists
-    match = _WH.search(question)
-    if match is None:
-        return None
-    words = re.findall(r"[A-Za-z0-9][\w\-]*", question[match.end():].lower())
-    if words and words[0] in _AUXILIARY:
-        if words[0] not in ("is", "are", "was", "were"):
-            return set()  # "what does X do": the answer is an object, not a named thing
-        words = words[1:]
-    while words and words[0] in _DETERMINER:
-        words = words[1:]
-    phrase: list[str] = []
-    for word in words[:4]:
-        if word in _ENDS_PHRASE:
-            break
-        phrase.append(word)
-    return set(terms(" ".join(phrase)))
-
-
 def _flat(text: str) -> str:
     """Lower-case words and digits only, one space apart: for comparing names and titles."""
     return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
@@ -204,14 +139,7 @@ def _flat(text: str) -> str:
 
 def _values_in(sentence: str) -> list[str]:
     """The numbers and symbols (pass@k) a sentence gives."""
-    return _NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
-
-
-def mentions(text: str, name: str) -> bool:
-    """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
-    "vlm"; "rl" is not in "world")."""
-    base = name[:-1] if name.endswith("s") and len(name) > 3 else name
-    return re.search(rf"(?<![a-z0-9]){re.escape(base)}s?(?![a-z0-9])", text) is not None
+    return NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
 
 
 def _stem_in(word: str, words: set[str]) -> bool:
@@ -280,11 +208,33 @@ class CitationChecker:
         return self._introduced[item.source.paper_id] or _display(item.source)
 
     def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
-        """The answer "these papers": their names, cited."""
+        """The answer "these papers": their names, cited. One paper named as the answer to
+        "which paper …?" also says, in its abstract's words, what it does that answers the
+        question: a title alone is a claim nobody checked."""
+        if len(items) == 1 and self.papers and not self.several:
+            passage, said = self.claim(items[0])
+            return Verdict(f'{lead}{self.label(items[0])}: "{said}"', (items[0].number,),
+                           (passage,), pointer=True)
         return Verdict(
             lead + "; ".join(self.label(e) for e in items) + ".",
             tuple(e.number for e in items), tuple(e.passages[0] for e in items), pointer=True,
         )
+
+    def claim(self, item: Evidence) -> tuple[str, str]:
+        """(passage, sentence): the sentence of the paper's passages that says most of what
+        the question asks about (an introducing "we propose …" preferred on a tie)."""
+        best: tuple[float, int, str, str] | None = None
+        for passage in item.passages:
+            for position, sentence in enumerate(split_sentences(passage)):
+                shared = len(set(terms(sentence)) & self._question_words)
+                bonus = 0.5 if re.search(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
+                                         r"(?:propose|introduce|present)", sentence, re.I) else 0
+                rank = (shared + bonus, -position, sentence, passage)
+                if best is None or rank[:2] > best[:2]:
+                    best = rank
+        if best is None:
+            return item.passages[0], item.passages[0]
+        return best[3], best[2].strip()
 
     def relevant(self, item: Evidence) -> bool:
         """For "which papers …?" questions that name something (GRPO, ImageNet), whether the
@@ -350,9 +300,10 @@ class CitationChecker:
 
     @staticmethod
     def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
-        said = _flat(sentence)
-        return any(said == _flat(e.source.title)
-                   for e in items)
+        """Whether the sentence is a cited paper's title and nothing more ("Yes: <title>",
+        "The paper <title>")."""
+        said = _flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.I))
+        return any(said == _flat(e.source.title) for e in items)
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""

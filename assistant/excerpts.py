@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from assistant.chunking import split_sentences
-from assistant.citations import key_terms, normalise, question_names
+from assistant.intent import question_names
+from assistant.text import key_terms, normalise
 from assistant.lexical import terms
 from assistant.types import Source
 

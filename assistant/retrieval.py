@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from assistant.chunk_table import ChunkTable
-from assistant.citations import normalise, question_names
+from assistant.intent import question_names
+from assistant.text import normalise
 from assistant.files import load_mapped, save_mapped
 from assistant.lexical import BM25
 from assistant.store import Store, embed_text
@@ -113,6 +114,10 @@ class HybridRetriever:
         if vectors is not None and len(vectors) and vectors.dimension == len(vector):
             return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
         return self.store.nearest(vector, _CANDIDATES, total=len(table))
+
+    def rarity(self, term: str) -> float:
+        """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
+        return self._lexical_index().bm25.rarity(term)
 
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""

@@ -1,0 +1,88 @@
+"""The table of phrasings: what each question-intent rule must and must not catch."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.intent import kind_of, needs_rewrite, read, topic_terms
+
+KINDS = [
+    # one paper is the answer
+    ("Which paper proposes GlowQ?", "identify"),
+    ("which work fine-tunes a multi-view diffusion model on poses?", "identify"),
+    ("Is there work on calibrating the sampling budget of LLM answers?", "identify"),
+    ("is there any research on EEG-guided image generation", "identify"),
+    ("Are there any studies on test-time adaptation without backprop?", "list"),
+    ("What approach lets a deployed vision model adapt without gradients?", "identify"),
+    ("Name a method that explores the Rashomon set with CMA-ES.", "identify"),
+    ("name one technique for sharing low-rank factors across layers", "identify"),
+    ("Point me to work on multi-commodity flow with language models.", "identify"),
+    ("Can you recommend a paper about relightable Gaussian splatting?", "identify"),
+    ("I'm looking for a paper that predicts how agentic workflows perform.", "identify"),
+    ("Does any paper study differential privacy in polymatrix games?", "identify"),
+    ("Has anyone combined flow matching with exploration in continuous control?", "identify"),
+    ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
+    ("Which method speeds up quantized LLMs with shared low-rank corrections?", "identify"),
+    ("wich paper does time series forcasting with difusion?", "fact"),  # typo: no rule fires
+    # several papers are
+    ("Which papers propose variants of GRPO?", "list"),
+    ("Point me to the papers on time series.", "list"),
+    ("Are there several works that use reward models for diffusion?", "list"),
+    ("list the work on knowledge distillation", "list"),
+    ("What methods use 3D Gaussians?", "list"),
+    ("Summarize every paper about diffusion models.", "list"),
+    ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),
+    # a fact is
+    ("What reward does DrPose maximize?", "fact"),
+    ("What approach does DIVERSE use to search its latent space?", "fact"),
+    ("What method does it use to calibrate the budget?", "fact"),
+    ("How does GlowQ reduce overhead?", "fact"),
+    ("What is SAFER?", "fact"),
+    ("How many GPU hours does DrPose need?", "fact"),
+    ("What model is TimeOmni-1 compared against?", "fact"),
+    ("What do they prune? (follow-up to: What does GlowQ do?)", "fact"),
+    ("How many GPU hours does it need? (follow-up to: Which paper fine-tunes on poses?)",
+     "fact"),
+]
+
+
+@pytest.mark.parametrize(("question", "kind"), KINDS)
+def test_kind_of_question(question: str, kind: str) -> None:
+    assert kind_of(question) == kind
+
+
+HISTORY = [("What is SAFER?", "SAFER is a two-stage risk control framework [1].")]
+FOLLOW_UPS = [
+    ("What statistical method does it use to calibrate the sampling budget?", True),
+    ("How many datasets were they evaluated on?", True),
+    ("What does this framework filter?", True),
+    ("Is the method model-agnostic?", True),
+    ("How does that compare with self-consistency?", True),
+    ("and its main limitation?", True),
+    ("Tell me more about the second stage", True),
+    # new topics
+    ("Summarize every paper about diffusion models that use rewards.", False),
+    ("Which papers study time series and what do they forecast?", False),
+    ("Which paper proposes GlowQ?", False),
+    ("What reward does DrPose maximize?", False),
+    ("Is there work on EEG-guided image generation?", False),
+    ("What does TimeOmni-1 do with it?", False),  # a name of its own: no rewrite
+]
+
+
+@pytest.mark.parametrize(("question", "follows"), FOLLOW_UPS)
+def test_follow_up_or_new_topic(question: str, follows: bool) -> None:
+    assert needs_rewrite(question, HISTORY) is follows
+
+
+def test_nothing_is_a_follow_up_without_history() -> None:
+    assert not needs_rewrite("What statistical method does it use?", [])
+
+
+def test_topic_terms_leave_out_the_frame() -> None:
+    assert topic_terms("Point me to a paper that uses speculative decoding.") == {
+        "speculativ", "decod"}
+    assert topic_terms("Name a method for Gaussian splatting") == {"gaussian", "splatt"}
+    intent = read("Is there work on GlowQ for speech?")
+    assert intent.exists and intent.kind == "identify" and intent.names == {"glowq"}
+    assert {"speech", "glowq"} <= intent.topic
