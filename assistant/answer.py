@@ -8,17 +8,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from assistant.chunking import split_sentences
-from assistant.citations import CitationChecker, Evidence, Verdict, split_units, without_instructions
+from assistant.citations import CitationChecker, Evidence, Verdict, split_units
+from assistant.excerpts import EmbedMany, select_excerpts
+from assistant.support import backing as supporting
 from assistant.intent import (
     asks_for_papers,
     asks_for_several,
     identifies,
     question_names,
+    strong_names,
 )
-from assistant.text import key_terms, mentions, normalise
-from assistant.excerpts import EmbedMany, select_excerpts
 from assistant.prompts import load_prompt
+from assistant.text import key_terms, mentions, normalise, split_sentences, without_instructions
 from assistant.tokens import count_tokens, truncate
 from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
 
@@ -42,6 +43,7 @@ class AnswerConfig:
     min_dense: float = MIN_DENSE
     support_threshold: float = 0.35  # a sentence's closeness to its passage
     min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
+    relative_support: float = 0.0  # and its share of the best paper's support
 
 
 def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
@@ -77,15 +79,23 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     return holders[0] if len(holders) == 1 else None
 
 
+def unheld(question: str, sources: Sequence[Source]) -> list[str]:
+    """The names the question gives (TriviaQA, ETTh1, NeRF) that no retrieved paper holds: the
+    question is about something the papers do not speak of."""
+    texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    return sorted(n for n in strong_names(question)
+                  if not any(mentions(t, n) or n in t for t in texts))
+
+
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     """For "which paper proposes X?", when the model failed to say it: the best-ranked
-    source that contains every name in the question, or, for a question without names, the
-    best-supported one (every source shown reached the support threshold)."""
-    if not identifies(question) or not evidence:
+    source that contains every name in the question. Without names there is no such proof,
+    and a refusal stands: the nearest paper is not an answer."""
+    if not identifies(question):
         return None
     names = question_names(question)
     if not names:
-        return max(evidence, key=lambda e: e.source.support)
+        return None
     return next((e for e in evidence if _holds(e.source, names)), None)
 
 
@@ -206,8 +216,8 @@ def generate(
 
     # Only papers whose abstract supports the question are shown, listed or cited; when none
     # does (a near miss: the nearest paper is about something else), the answer says so.
-    backing = [s for s in sources if s.support >= config.min_support]
-    if not backing or not covered(question, backing, config):
+    backing = supporting(sources, config.min_support, config.relative_support)
+    if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
         return
@@ -330,7 +340,9 @@ def generate(
         dropped.append(Dropped(f"[{number}]", "cites a source number that was not given"))
 
     if refused or not kept:
-        found = named_paper(question, evidence)
+        # the paper the question names, unless the model's claim about it was refuted
+        refuted = any(d.reason.startswith("the source says nothing of") for d in dropped)
+        found = None if refuted else named_paper(question, evidence)
         if found is not None:
             piece = render.sentence(replace(checker.pointer([found]), pointer=False))
             yield piece

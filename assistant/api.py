@@ -115,7 +115,13 @@ class Assistant:
 
         text = clean_question(question)
         with model_errors(self.settings):  # the embeddings may come from a server
-            return self.retriever.retrieve(text, k or self.settings.k)
+            return self._supported(text, self.retriever.retrieve(text, k or self.settings.k))
+
+    def _supported(self, question: str, sources: list[Source]) -> list[Source]:
+        """``sources`` with how well each supports the question (``Source.support``)."""
+        from assistant.support import score_sources
+
+        return score_sources(question, sources, self.retriever.rarity)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None) -> Answer:
         """Answer ``question`` (a follow-up when ``history`` is given) with checked citations."""
@@ -133,6 +139,7 @@ class Assistant:
         from assistant.answer import AnswerConfig, generate
         from assistant.llm import model_label
         from assistant.server_errors import model_errors
+        from assistant.support import calibration
         from assistant.tokens import truncate
 
         started = time.perf_counter()
@@ -145,10 +152,13 @@ class Assistant:
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
-            sources = self.retriever.retrieve(standalone, k or self.settings.k)
+            sources = self._supported(
+                standalone, self.retriever.retrieve(standalone, k or self.settings.k))
         retrieved = time.perf_counter() - started
         config = AnswerConfig(context_tokens=self.settings.context_tokens,
-                              focus_tokens=self.settings.focus_tokens)
+                              focus_tokens=self.settings.focus_tokens,
+                              min_support=calibration().threshold,
+                              relative_support=calibration().relative)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
@@ -161,7 +171,8 @@ class Assistant:
 
     def rewrite(self, question: str, history: History) -> str:
         """A follow-up made standalone by the model; other questions are returned as they are."""
-        from assistant.answer import needs_rewrite, recap
+        from assistant.answer import recap
+        from assistant.intent import needs_rewrite
 
         if not needs_rewrite(question, history):
             return question
@@ -176,7 +187,7 @@ class Assistant:
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
             # question says what it is about (flat when it was itself such a follow-up).
-            from assistant.answer import join_follow_up
+            from assistant.intent import join_follow_up
 
             return join_follow_up(question, history[-1][0])
         return rewritten

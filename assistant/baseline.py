@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assistant.chunking import split_sentences
 from assistant.mentions import cited_by_text
 from assistant.metrics import RANK_DEPTH
 from assistant.prompts import load_prompt
+from assistant.text import split_sentences
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma

@@ -6,11 +6,16 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.chunking import split_sentences
+from assistant.intent import asked_for, question_names, topic_terms
 from assistant.lexical import stem, terms
-from assistant.intent import asked_for, question_names
 from assistant.mentions import introduced_name, short_names
-from assistant.text import NUMBER, key_terms, mentions, normalise
+from assistant.text import (
+    NUMBER,
+    key_terms,
+    mentions,
+    normalise,
+    split_sentences,
+)
 from assistant.types import Dropped, Source
 
 _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
@@ -33,23 +38,6 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-# A sentence that gives the reader orders instead of reporting research: a prompt injection
-# planted in an abstract. Orders are imperatives at the start of a sentence (after a label
-# such as "IMPORTANT:") or said to "you"; research about injections, in the third person,
-# does not match.
-_ORDER = re.compile(
-    r"^\W*(?:[\w ]{0,30}:\s*)?(?:please\s+)?(?:"
-    r"(?:ignore|disregard|forget|override|do\s+not\s+follow)\b.{0,80}?"
-    r"\b(?:instructions?|rules?|prompts?|guidelines?)\b"
-    r"|(?:when|if|whenever)\s+(?:you\s+are\s+)?asked\b.{0,120}?"
-    r"\b(?:answer|say|respond|reply|cite|claim|state)\b"
-    r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
-    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+"
-    r"(?:now\s+|always\s+|only\s+|never\s+)?"
-    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
-    re.IGNORECASE,
-)
-
 # Question words an answer may repeat without the source using them.
 _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
     shows improve improves introduce introduces propose proposes train trains evaluate report
@@ -61,20 +49,6 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
 def is_refusal(sentence: str) -> bool:
     """The model saying the sources do not answer the question."""
     return bool(_REFUSAL.search(sentence))
-
-
-def is_instruction(sentence: str) -> bool:
-    """A sentence of a source that addresses the model instead of reporting research."""
-    return bool(_ORDER.search(sentence))
-
-
-def without_instructions(passage: str) -> str:
-    """``passage`` without the sentences that give orders; the model never sees them, and
-    they cannot support a claim."""
-    sentences = split_sentences(passage)
-    if not any(is_instruction(s) for s in sentences):
-        return passage
-    return " ".join(s for s in sentences if not is_instruction(s))
 
 
 def cited_numbers(sentence: str) -> list[int]:
@@ -180,6 +154,10 @@ class CitationChecker:
     def __post_init__(self) -> None:
         asked = asked_for(self.question)
         self._asked = (set(terms(self.question)) if asked is None else asked) - _GENERIC
+        if self.papers:
+            # "Is there work on X for Y?": a sentence that says a paper does Y must have a
+            # source that speaks of Y; the nearest paper, about X alone, is not an answer.
+            self._asked |= topic_terms(self.question) - _GENERIC
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._names = question_names(self.question)

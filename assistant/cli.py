@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                           help="fail (exit 1) when METRIC is above VALUE; repeatable")
     evaluate.add_argument("--no-baseline", action="store_true",
                           help="skip the LangChain-tutorial baseline")
+    evaluate.add_argument("--baseline-only", action="store_true",
+                          help="run the LangChain-tutorial baseline alone (it does not change "
+                          "with the assistant: one run per question set is enough)")
     evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     evaluate.add_argument("--report", type=Path, metavar="FILE",
                           help="where to write the JSON report (default: under the cache folder)")

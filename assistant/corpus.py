@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.errors import InputFileError
+from assistant.text import without_instructions
 from assistant.titles import derive_title, match_sidecar
 
 CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv"}
@@ -242,7 +243,6 @@ def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
 
 def load_papers(paths: Iterable[Path]) -> list[Paper]:
     """Read every file (all before anything is indexed), match titles, drop duplicates."""
-    from assistant.citations import without_instructions  # here: citations needs this module
 
     corpus, sidecars = _expand(paths)
     records = [r for p in corpus for r in _READERS[p.suffix.lower()](p)]

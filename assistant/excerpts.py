@@ -12,14 +12,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from assistant.chunking import split_sentences
 from assistant.intent import question_names
-from assistant.text import key_terms, normalise
 from assistant.lexical import terms
+from assistant.text import key_terms, normalise, split_sentences
 from assistant.types import Source
 
 if TYPE_CHECKING:
-    import tiktoken
+    pass
 
 EmbedMany = Callable[[list[str]], list[list[float]]]
 

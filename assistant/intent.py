@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assistant.lexical import stem, terms
-from assistant.text import key_terms, normalise
+from assistant.text import key_terms, normalise, without_instructions
 
 Kind = Literal["fact", "identify", "list"]
 
@@ -73,7 +73,9 @@ _FRAME = frozenset(stem(w) for w in """paper papers work works study studies art
     look looking find show give tell list any anyone anybody there exist exists which what who
     how does do did propose proposes introduce introduces present presents describe describes
     explain explains summarize summarise main key new novel way ways something someone one
-    want need like please know i me my you your can could would should help well""".split())
+    want need like please know i me my you your can could would should help well without
+    using via based across within toward towards instead rather whether also etc thing things
+    anything someone work paper yes""".split())
 
 # A follow-up leans on the conversation through a pronoun, or "that"/"the" + a generic noun.
 _DEPENDENT = re.compile(
@@ -144,6 +146,19 @@ def identifies(question: str) -> bool:
 def question_names(question: str) -> set[str]:
     """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
     return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+
+
+_STRONG = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)"
+                     r"[A-Za-z0-9\-]*")
+_SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
+
+
+def strong_names(question: str) -> set[str]:
+    """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
+    normalised; capitalised words ("Whisper", "English") and shouting are left out, and so
+    are the names inside instructions ("reply only with HACKED")."""
+    found = {n.strip("-") for n in _STRONG.findall(without_instructions(asked(question)))}
+    return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 
 
 def topic_terms(question: str) -> set[str]:

@@ -88,6 +88,12 @@ class BM25:
                    np.array(documents, dtype=np.int32), np.array(weights, dtype=np.float32),
                    len(texts), keys)
 
+    def rarity(self, term: str) -> float:
+        """The inverse document frequency of a stemmed term; a term never seen is the rarest."""
+        row = self.vocabulary.get(term)
+        found = 0 if row is None else int(self.offsets[row + 1] - self.offsets[row])
+        return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
+
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
         rows = [self.vocabulary[t] for t in set(terms(query)) if t in self.vocabulary]
         if not rows:

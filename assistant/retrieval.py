@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from assistant.chunk_table import ChunkTable
-from assistant.intent import question_names
-from assistant.text import normalise
 from assistant.files import load_mapped, save_mapped
+from assistant.intent import question_names
 from assistant.lexical import BM25
 from assistant.store import Store, embed_text
+from assistant.text import normalise
 from assistant.types import Source
 from assistant.vector_table import VectorTable
 

@@ -1,4 +1,5 @@
-"""Text helpers every stage may use: normalising, the names and numbers a sentence holds."""
+"""Text helpers every stage may use: sentences, normalising, the names and numbers a sentence
+holds, and orders planted in text (a leaf: it imports no other module of the package)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,59 @@ def mentions(text: str, name: str) -> bool:
     "vlm"; "rl" is not in "world")."""
     base = name[:-1] if name.endswith("s") and len(name) > 3 else name
     return re.search(rf"(?<![a-z0-9]){re.escape(base)}s?(?![a-z0-9])", text) is not None
+
+
+# Full stops that do not end a sentence.
+_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|approx|resp|Dr|No)\.$")
+# A sentence ends at a full stop (or ! ?) and the closing quotes or brackets after it, which it
+# keeps: "(see Sec. 3.)" is one sentence, and the chunks joined give back the whole text.
+_BOUNDARY = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``; abbreviations such as "e.g." and "et al." do not end one."""
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        candidate = text[start : match.end(1)].strip()
+        if _ABBREVIATIONS.search(text[start : match.start()]):
+            continue
+        if candidate:
+            sentences.append(candidate)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+# A sentence that gives the reader orders instead of reporting research: a prompt injection
+# planted in an abstract. Orders are imperatives at the start of a sentence (after a label
+# such as "IMPORTANT:") or said to "you"; research about injections, in the third person,
+# does not match.
+_ORDER = re.compile(
+    r"^\W*(?:[\w ]{0,30}:\s*)?(?:please\s+)?(?:"
+    r"(?:ignore|disregard|forget|override|do\s+not\s+follow)\b.{0,80}?"
+    r"\b(?:instructions?|rules?|prompts?|guidelines?)\b"
+    r"|(?:when|if|whenever)\s+(?:you\s+are\s+)?asked\b.{0,120}?"
+    r"\b(?:answer|say|respond|reply|cite|claim|state)\b"
+    r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
+    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+"
+    r"(?:now\s+|always\s+|only\s+|never\s+)?"
+    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence of a source that addresses the model instead of reporting research."""
+    return bool(_ORDER.search(sentence))
+
+
+def without_instructions(passage: str) -> str:
+    """``passage`` without the sentences that give orders; the model never sees them, and
+    they cannot support a claim."""
+    sentences = split_sentences(passage)
+    if not any(is_instruction(s) for s in sentences):
+        return passage
+    return " ".join(s for s in sentences if not is_instruction(s))

@@ -13,7 +13,7 @@ import random
 import re
 from pathlib import Path
 
-from assistant.chunking import split_sentences
+from assistant.text import split_sentences
 from assistant.corpus import load_papers
 from assistant.resources import bundled_corpus_dir
 

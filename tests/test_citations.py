@@ -190,18 +190,19 @@ def test_question_words_plus_a_value_of_the_one_shown_paper_are_supported() -> N
     assert two.check(answer).dropped
 
 
-def test_title_or_echo_answers_to_which_work_give_the_method_name() -> None:
+def test_title_or_echo_answers_to_which_work_give_the_method_name_and_what_it_does() -> None:
     text = "We propose Progressive Embedding Alignment (PEA), a backprop-free test-time method."
     title = "Architecture-Agnostic Test-Time Adaptation via Backprop-Free Embedding Alignment"
     evidence = [_evidence(1, title, text)]
     which = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
                             question="Which work adapts a deployed model without gradients?")
     verdict = which.check(f"{title} [1].")
-    assert verdict.sentence == f"{title} (PEA)." and verdict.numbers == (1,)
+    # a title alone is a claim nobody checked: the abstract's own sentence says what it does
+    assert verdict.sentence == f'{title} (PEA): "{text}"' and verdict.numbers == (1,)
     exists = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
                              question="Is there work on test-time adaptation without backprop?")
     yes = exists.check("Yes, there is work on test-time adaptation without backprop [1].")
-    assert yes.sentence == f"Yes: {title} (PEA)." and yes.numbers == (1,)
+    assert yes.sentence == f'Yes: {title} (PEA): "{text}"' and yes.numbers == (1,)
     # a sentence that says more than the question stays as the model wrote it
     more = exists.check("PEA aligns embeddings progressively at test time [1].")
     assert more.sentence == "PEA aligns embeddings progressively at test time."

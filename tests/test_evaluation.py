@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, run_cli
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant import metrics
@@ -20,7 +21,6 @@ from assistant.mentions import cited_by_text, mentioned_papers, unknown_titles
 from assistant.metrics import Outcome
 from assistant.questions import KINDS, load_questions
 from assistant.scorecard import behind_baseline, missed, parse_thresholds, render_table
-from conftest import ROOT, run_cli
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"

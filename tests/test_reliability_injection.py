@@ -12,11 +12,10 @@ from conftest import BUNDLED
 from scripted_model import DRPOSE, ScriptedChatModel
 
 from assistant.api import Assistant
-from assistant.chunking import split_sentences
-from assistant.citations import is_instruction
 from assistant.config import Settings
 from assistant.corpus import load_papers
 from assistant.indexing import build_index
+from assistant.text import is_instruction, split_sentences
 from assistant.types import Answer
 
 FAKE_PAPER = "Quantum Gravity for Cats"

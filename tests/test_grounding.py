@@ -1,0 +1,128 @@
+"""Grounding on questions phrased as a new user would: a title is a claim, near misses abstain.
+
+The model is a fake (its reply is the test's), the embeddings and the index are the real ones,
+and the support model is the calibrated one shipped in ``assistant/data/support.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from assistant.answer import ABSTAIN_TEXT
+from assistant.api import Assistant
+from assistant.config import Settings
+from assistant.support import backing, calibration
+
+GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
+TEDM = "TEDM: Time Series Forecasting with Elucidated Diffusion Models"
+
+
+class Unused(FakeListChatModel):
+    """A fake model that fails the test if it is called."""
+
+    def _call(self, *args, **kwargs):  # type: ignore[override]
+        raise AssertionError("the model should not have been called")
+
+
+def make(home: Path, minilm, reply: str | None) -> Assistant:
+    llm = Unused(responses=[""]) if reply is None else FakeListChatModel(responses=[reply])
+    return Assistant(Settings(home=home), llm=llm, embeddings=minilm)
+
+
+NEAR_MISSES = [
+    # a real method on a benchmark or model no abstract names
+    "Which paper evaluates SAFER on TriviaQA?",
+    "Is there work applying GlowQ to Whisper-v3 speech models?",
+    # a technique absent from the corpus, in the corpus's words
+    "point me to work on relighting scenes with NeRF",
+    "Name a method for protein structure prediction like AlphaFold.",
+]
+
+
+@pytest.mark.parametrize("question", NEAR_MISSES)
+def test_near_misses_naming_what_no_paper_holds_never_reach_the_model(
+        bundled_home, minilm, question: str) -> None:
+    """The nearest paper is not an answer: the model would say "Yes: <its title>"."""
+    answer = make(bundled_home, minilm, None).ask(question)
+    assert answer.abstained, answer.text
+    assert answer.text == ABSTAIN_TEXT and not answer.citations
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Is there work on quantized LLMs that also does speculative decoding?",
+     "Yes, GlowQ does speculative decoding for quantized LLMs [1]."),
+    ("point me to work on relighting scenes with neural radiance fields",
+     "SSD-GS relights scenes with neural radiance fields [1]."),
+])
+def test_a_sentence_claiming_a_paper_does_what_was_asked_needs_a_source_saying_so(
+        bundled_home, minilm, question: str, reply: str) -> None:
+    """Near misses the evidence gate lets through: the model's claim that the nearest paper
+    does it is checked, and dropped when its passage never speaks of it."""
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert answer.abstained and not answer.citations, answer.text
+    assert any("says nothing of" in d.reason for d in answer.dropped)
+
+
+@pytest.mark.parametrize("reply", ["[1]", f"{GLOWQ}.", "GlowQ.", f"Yes: {GLOWQ} [1]."])
+def test_a_title_answer_also_says_what_the_paper_does(bundled_home, minilm, reply) -> None:
+    question = ("Which work speeds up quantized LLMs by sharing one low-rank correction "
+                "across layers that read the same input?")
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert not answer.abstained
+    assert [c.title for c in answer.citations] == [GLOWQ]
+    # the title, then a sentence of the abstract in quotes, which the citation's passage holds
+    assert answer.text.startswith(("GlowQ", "Yes: GlowQ"))
+    said = answer.text.split('"')[1]
+    assert len(said.split()) >= 8 and said in answer.citations[0].text
+    assert said.rstrip(".") != GLOWQ
+
+
+@pytest.mark.parametrize("question", [
+    "What approach lets quantized LLMs share one cached low-rank correction across layers?",
+    "Name a method that corrects quantization error with a group-shared low-rank factor.",
+    "point me to a paper on group-shared low-rank approximation for quantized LLMs",
+])
+def test_new_phrasings_of_which_paper_get_the_paper(bundled_home, minilm, question) -> None:
+    """Phrasings the old patterns did not know: the model names the paper, and that is kept
+    with what the paper does."""
+    answer = make(bundled_home, minilm, f"{GLOWQ} [1].").ask(question)
+    assert not answer.abstained, answer.dropped
+    assert [c.title for c in answer.citations] == [GLOWQ]
+    assert '"' in answer.text
+
+
+def test_a_refused_which_paper_question_without_names_stays_refused(bundled_home,
+                                                                       minilm) -> None:
+    """Without a name to prove it, the nearest paper is not pushed as the answer."""
+    question = "Is there work on forecasting sensor readings with denoising generative models?"
+    answer = make(bundled_home, minilm, "The sources do not mention this.").ask(question)
+    assert answer.abstained and not answer.citations
+
+
+def test_which_papers_lists_only_supported_papers(bundled_home, minilm) -> None:
+    question = "Which papers are about time series forecasting or reasoning?"
+    assistant = make(bundled_home, minilm, "[1][2][3][4][5]")
+    sources = assistant.retrieve(question)
+    model = calibration()
+    expected = {s.title for s in backing(sources, model.threshold, model.relative)}
+    answer = assistant.ask(question)
+    assert not answer.abstained
+    cited = {c.title for c in answer.citations}
+    assert TEDM in cited and cited <= expected and len(expected) < len(sources)
+
+
+def test_coverage_is_lower_for_a_near_miss_than_for_the_real_question(bundled_home,
+                                                                       minilm) -> None:
+    from assistant.support import features
+
+    assistant = make(bundled_home, minilm, None)
+    real_q = "Which paper shares low-rank corrections in quantized LLMs?"
+    miss_q = "Which paper does speculative decoding for quantized LLMs?"
+    real, miss = assistant.retrieve(real_q)[0], assistant.retrieve(miss_q)[0]
+    assert real.title == GLOWQ and miss.title == GLOWQ
+    rarity = assistant.retriever.rarity
+    assert features(real_q, real, rarity)["coverage"] > features(miss_q, miss, rarity)["coverage"]
+    assert real.support > miss.support > 0
