@@ -154,10 +154,11 @@ class CitationChecker:
     def __post_init__(self) -> None:
         asked = asked_for(self.question)
         self._asked = (set(terms(self.question)) if asked is None else asked) - _GENERIC
-        if self.papers:
-            # "Is there work on X for Y?": a sentence that says a paper does Y must have a
-            # source that speaks of Y; the nearest paper, about X alone, is not an answer.
-            self._asked |= topic_terms(self.question) - _GENERIC
+        # "Is there work on X for Y?": a sentence that says a paper does Y must have a source
+        # that speaks of Y; the nearest paper, about X alone, is not an answer. A sentence that
+        # only repeats the question ("Yes, there is work on X for Y") is not held to this: it
+        # becomes the paper's title and the abstract's own sentence (``_answer``).
+        self._topic = topic_terms(self.question) - _GENERIC if self.papers else set()
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._names = question_names(self.question)
@@ -236,7 +237,8 @@ class CitationChecker:
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
-        echoed = {w for w in (words & self._asked) - source_words
+        asked = self._asked if self._echoes(sentence) else self._asked | self._topic
+        echoed = {w for w in (words & asked) - source_words
                   if len(w) > 2 and not _stem_in(w, source_words)}
         if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
