@@ -191,6 +191,7 @@ def generate(
     vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
     embed_many: EmbedMany | None = None,
     abstract: Callable[[str], str | None] | None = None,
+    known: Callable[[str], bool] | None = None,
     enc: tiktoken.Encoding,
     config: AnswerConfig,
     model: str = "",
@@ -246,6 +247,7 @@ def generate(
     checker = CitationChecker(
         evidence, embed, question, threshold=config.support_threshold,
         several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
+        known=known,
     )
     render = _Render({e.number: e for e in evidence})
     messages = [

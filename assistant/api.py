@@ -163,7 +163,7 @@ class Assistant:
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
-                abstract=self.store.abstract,
+                abstract=self.store.abstract, known=self.retriever.knows,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,

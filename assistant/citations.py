@@ -149,16 +149,23 @@ class CitationChecker:
     several: bool = False  # "which papers …?": each paper listed must be about the question
     papers: bool = False  # titles answer the question ("which work …?", "is there …?")
     abstract: Callable[[str], str | None] | None = None  # a paper's whole abstract, by id
+    known: Callable[[str], bool] | None = None  # whether any indexed paper uses a word stem
     invalid_markers: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        asked = asked_for(self.question)
-        self._asked = (set(terms(self.question)) if asked is None else asked) - _GENERIC
-        # "Is there work on X for Y?": a sentence that says a paper does Y must have a source
-        # that speaks of Y; the nearest paper, about X alone, is not an answer. A sentence that
-        # only repeats the question ("Yes, there is work on X for Y") is not held to this: it
-        # becomes the paper's title and the abstract's own sentence (``_answer``).
-        self._topic = topic_terms(self.question) - _GENERIC if self.papers else set()
+        # What a wh-question asks for ("Who are the authors …?"): a sentence giving it must
+        # have a source that speaks of it. Which-paper questions ask for a paper, and yes/no,
+        # "how" and "tell me" questions for no named thing.
+        asked = None if self.papers else asked_for(self.question)
+        self._asked = (asked or set()) - _GENERIC
+        # "Is there work on X for Y?": a sentence that says a paper does Y needs a source that
+        # speaks of Y when no indexed paper uses the word (speculative decoding, in a corpus
+        # without it); the nearest paper, about X alone, is not an answer. A sentence that
+        # only repeats the question ("Yes, there is work on X for Y") becomes the paper's
+        # title and the abstract's own sentence instead (``_answer``).
+        known = self.known or (lambda word: True)
+        self._topic = ({w for w in topic_terms(self.question) - _GENERIC if not known(w)}
+                       if self.papers else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._names = question_names(self.question)
@@ -200,14 +207,14 @@ class CitationChecker:
         )
 
     def claim(self, item: Evidence) -> tuple[str, str]:
-        """(passage, sentence): the sentence of the paper's passages that says most of what
-        the question asks about (an introducing "we propose …" preferred on a tie)."""
+        """(passage, sentence): the sentence of the paper's passages that says what it does:
+        its "we propose …" counts as two of the question's words, then the most of them."""
         best: tuple[float, int, str, str] | None = None
         for passage in item.passages:
             for position, sentence in enumerate(split_sentences(passage)):
                 shared = len(set(terms(sentence)) & self._question_words)
-                bonus = 0.5 if re.search(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
-                                         r"(?:propose|introduce|present)", sentence, re.I) else 0
+                bonus = 2 if re.search(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
+                                       r"(?:propose|introduce|present)", sentence, re.I) else 0
                 rank = (shared + bonus, -position, sentence, passage)
                 if best is None or rank[:2] > best[:2]:
                     best = rank
@@ -280,10 +287,18 @@ class CitationChecker:
 
     @staticmethod
     def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
-        """Whether the sentence is a cited paper's title and nothing more ("Yes: <title>",
-        "The paper <title>")."""
+        """Whether the sentence is a cited paper's title and little more ("Yes: <title>",
+        "The paper <title>", the title with a word or two changed)."""
         said = _flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.I))
-        return any(said == _flat(e.source.title) for e in items)
+        words = said.split()
+        for item in items:
+            title = _flat(item.source.title).split()
+            if said == " ".join(title):
+                return True
+            if len(title) >= 4 and len(words) <= len(title) + 2 and (
+                    sum(w in title for w in words) >= 0.8 * max(len(words), len(title))):
+                return True
+        return False
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""

@@ -119,6 +119,10 @@ class HybridRetriever:
         """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
         return self._lexical_index().bm25.rarity(term)
 
+    def knows(self, term: str) -> bool:
+        """Whether any indexed chunk uses a stemmed term."""
+        return term in self._lexical_index().bm25.vocabulary
+
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""
         lexical = self._lexical_index()
