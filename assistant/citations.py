@@ -207,10 +207,12 @@ class CitationChecker:
         )
 
     def claim(self, item: Evidence) -> tuple[str, str]:
-        """(passage, sentence): the sentence of the paper's passages that says what it does:
-        its "we propose …" counts as two of the question's words, then the most of them."""
+        """(passage, sentence): the sentence of the paper's abstract (or, without it, of its
+        passages) that says what it does: its "we propose …" counts as two of the question's
+        words, then the most of them."""
         best: tuple[float, int, str, str] | None = None
-        for passage in item.passages:
+        whole = self.abstract(item.source.paper_id) if self.abstract else None
+        for passage in ([whole] if whole else item.passages):
             for position, sentence in enumerate(split_sentences(passage)):
                 shared = len(set(terms(sentence)) & self._question_words)
                 bonus = 2 if re.search(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
@@ -220,7 +222,8 @@ class CitationChecker:
                     best = rank
         if best is None:
             return item.passages[0], item.passages[0]
-        return best[3], best[2].strip()
+        said = best[2].strip()
+        return (said if whole else best[3]), said
 
     def relevant(self, item: Evidence) -> bool:
         """For "which papers …?" questions that name something (GRPO, ImageNet), whether the
