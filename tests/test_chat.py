@@ -126,6 +126,16 @@ def test_standalone_questions_are_not_rewritten(bundled_home, minilm) -> None:
     assert "↳" not in out and f"[1] {GLOWQ}" in out
 
 
+def test_a_new_topic_after_a_question_is_not_joined_to_it(bundled_home, minilm) -> None:
+    """Seen in chat: this list question was sent as a follow-up to the SAFER question."""
+    replies = safer_replies(bundled_home, minilm)[:1] + ["[1][2][3]"]
+    new_topic = "Summarize every paper about diffusion models that use rewards."
+    code, out, llm = chat(bundled_home, minilm, replies, ["What is SAFER?", new_topic])
+    assert code == 0 and len(llm.prompts) == 2  # no model call for a rewrite
+    assert "↳" not in out and "SAFER" not in llm.prompts[1].split("Question:")[-1]
+    assert f"Question: {new_topic}" in llm.prompts[1]
+
+
 def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(bundled_home, minilm) -> None:
     replies = safer_replies(bundled_home, minilm)
     llm = Recording(responses=[replies[0].replace("].", "]. SAFER uses a held-out calibration set "
