@@ -247,9 +247,22 @@ class CitationChecker:
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
-        asked = self._asked if self._echoes(sentence) else self._asked | self._topic
-        echoed = {w for w in (words & asked) - source_words
-                  if len(w) > 2 and not _stem_in(w, source_words)}
+        def unsaid(asked: set[str]) -> set[str]:
+            return {w for w in (words & asked) - source_words
+                    if len(w) > 2 and not _stem_in(w, source_words)}
+
+        # What the wh-question asked for counts as unsaid when at least half of its words in
+        # the sentence are not in the source ("the authors"; not "what the HUMAINE authors
+        # release", whose "HUMAINE" and "release" are); a topic word no indexed paper uses,
+        # when any is missing.
+        echoed = unsaid(self._asked)
+        if 2 * len(echoed) < len({w for w in words & self._asked if len(w) > 2}):
+            if self._asked and not self._values(sentence) and (
+                    words - _GENERIC <= self._question_words):
+                return 0.0, "", "says no more than the question"
+            echoed = set()
+        if not self._echoes(sentence):
+            echoed |= unsaid(self._topic)
         if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
         scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
@@ -356,6 +369,15 @@ class CitationChecker:
         named = self._named_by(sentence)
         if named is not None:  # "MindPilot." for "which work …?": the paper, by its name
             return self.pointer([named])
+        if self.papers and self._echoes(sentence):
+            # "Yes, there are several works that …": the answer is the papers, shown because
+            # they support the question; the sentence itself says nothing to check
+            pointed = [e for e in self.evidence if e.number in numbers] or (
+                list(self.evidence) if self.several else list(self.evidence[:1]))
+            pointed = [e for e in pointed if self.relevant(e)]
+            if pointed:
+                lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
+                return replace(self.pointer(pointed, lead), pointer=False)
         if len(terms(sentence)) < 2:
             return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
         vector = self.embed(sentence)
