@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import resources
-from assistant.intent import question_names, topic_terms
+from assistant.intent import question_names, strong_names, topic_terms
 from assistant.lexical import terms
 from assistant.text import mentions, normalise
 from assistant.types import Source
@@ -88,12 +88,26 @@ def features(question: str, source: Source, rarity: Callable[[str], float]) -> d
     }
 
 
+def named(question: str, source: Source) -> bool:
+    """Whether the question gives names (DrPose, ETTh1) and the paper holds every one: asked
+    about by name, in whatever language the rest of the question is."""
+    names = strong_names(question)
+    flat = normalise(f"{source.title} {source.text}")
+    return bool(names) and all(mentions(flat, n) or n in flat for n in names)
+
+
 def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[str], float],
                   model: Calibration | None = None) -> list[Source]:
-    """``sources`` with their ``support`` filled in (0 to 1), in the same order."""
+    """``sources`` with their ``support`` filled in (0 to 1), in the same order; a paper the
+    question names is supported at least at the threshold."""
     model = model or calibration()
-    return [replace(s, support=round(model.score(features(question, s, rarity)), 4))
-            for s in sources]
+    out = []
+    for source in sources:
+        support = model.score(features(question, source, rarity))
+        if named(question, source):
+            support = max(support, model.threshold)
+        out.append(replace(source, support=round(support, 4)))
+    return out
 
 
 def backing(sources: Sequence[Source], threshold: float, relative: float) -> list[Source]:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from assistant import resources  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
 from assistant.questions import Question, load_questions  # noqa: E402
-from assistant.support import FEATURES, Calibration, features  # noqa: E402
+from assistant.support import FEATURES, Calibration, features, named  # noqa: E402
 
 
 def rows(assistant: Assistant, questions: list[Question], k: int) -> list[dict]:
@@ -41,7 +41,7 @@ def rows(assistant: Assistant, questions: list[Question], k: int) -> list[dict]:
         text = q.joined()
         sources = assistant.retriever.retrieve(text, k)
         papers = [
-            {"paper_id": s.paper_id, "gold": s.paper_id in q.gold,
+            {"paper_id": s.paper_id, "gold": s.paper_id in q.gold, "named": named(text, s),
              "features": features(text, s, assistant.retriever.rarity)}
             for s in sources
         ]
@@ -65,18 +65,24 @@ def fit(data: list[dict], l2: float = 0.01, steps: int = 4000) -> tuple[dict[str
     return dict(zip(FEATURES, map(float, w), strict=True)), float(b)
 
 
+def support(model: Calibration, paper: dict) -> float:
+    """As ``support.score_sources`` gives it: a paper the question names is at the threshold."""
+    score = model.score(paper["features"])
+    return max(score, model.threshold) if paper["named"] else score
+
+
 def best_scores(data: list[dict], model: Calibration) -> list[tuple[float, dict]]:
-    return [(max((model.score(p["features"]) for p in q["papers"]), default=0.0), q)
-            for q in data]
+    return [(max((support(model, p) for p in q["papers"]), default=0.0), q) for q in data]
 
 
 def decisions(data: list[dict], model: Calibration, threshold: float) -> dict[str, float]:
     """Abstention recall, false abstention and the paper-level figures at a threshold."""
+    model = Calibration(model.weights, model.bias, threshold)
     scored = best_scores(data, model)
     unanswerable = [s for s, q in scored if not q["answerable"]]
     answerable = [s for s, q in scored if q["answerable"] and q["gold_retrieved"]]
-    gold = [model.score(p["features"]) for q in data for p in q["papers"] if p["gold"]]
-    other = [model.score(p["features"]) for q in data for p in q["papers"]
+    gold = [support(model, p) for q in data for p in q["papers"] if p["gold"]]
+    other = [support(model, p) for q in data for p in q["papers"]
              if not p["gold"] and q["answerable"]]
     kept_gold = sum(s >= threshold for s in gold)
     kept_other = sum(s >= threshold for s in other)
@@ -106,7 +112,7 @@ def lists(data: list[dict], model: Calibration, relative: float) -> dict[str, fl
     for q in data:
         if q["type"] != "multi":
             continue
-        scored = [(model.score(p["features"]), p["gold"]) for p in q["papers"]]
+        scored = [(support(model, p), p["gold"]) for p in q["papers"]]
         top = max((s for s, _ in scored), default=0.0)
         kept = [g for s, g in scored if s >= model.threshold and s >= relative * top]
         tp += sum(kept)
@@ -130,7 +136,7 @@ def curve(data: list[dict], model: Calibration) -> list[tuple[float, float, floa
     answerable, recall = answerable questions answered."""
     points = []
     for t in np.linspace(0, 1, 201):
-        scored = best_scores(data, model)
+        scored = best_scores(data, Calibration(model.weights, model.bias, float(t)))
         answered = [q for s, q in scored if s >= t]
         answerable = [q for _, q in scored if q["answerable"]]
         right = sum(q["answerable"] for q in answered)

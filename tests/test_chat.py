@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, _user_cache, run_cli
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
@@ -22,7 +23,6 @@ from assistant.config import Settings
 from assistant.errors import ModelError
 from assistant.render import PlainView, RichView
 from assistant.types import Answer
-from conftest import ROOT, _user_cache, run_cli
 
 SAFER = "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models"
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
