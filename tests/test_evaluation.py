@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -208,13 +206,9 @@ def test_behind_baseline_respects_direction() -> None:
 def test_retrieval_only_eval_through_the_cli(bundled_home: Path, tmp_path: Path) -> None:
     env = {"ASSISTANT_HOME": str(bundled_home)}
     report = tmp_path / "report.json"
-    started = time.monotonic()
     result = run_cli("eval", "--retrieval-only", "--json", "--report", str(report),
                      "--min", "hit@5=0.9", "--min", "multi_recall@5=0.9", env=env)
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
-    if os.getloadavg()[0] < 1.5 * (os.cpu_count() or 1):  # not on an oversubscribed machine
-        assert elapsed < 60, f"the retrieval-only run took {elapsed:.0f} s"
     data = json.loads(result.stdout)
     assert data == json.loads(report.read_text())
     assert f"report: {report}" in result.stderr
