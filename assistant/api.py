@@ -202,7 +202,7 @@ class Assistant:
         """A LangChain retriever over this assistant's hybrid retrieval."""
         from assistant.langchain import AssistantRetriever
 
-        return AssistantRetriever(assistant=self, k=k or self.settings.k)
+        return AssistantRetriever(assistant=self, k=k)
 
     def as_runnable(self) -> Runnable[str, Answer]:
         """A LangChain Runnable: question in, Answer out."""
