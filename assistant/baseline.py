@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assistant.errors import ConfigurationError
 from assistant.mentions import cited_by_text
 from assistant.metrics import RANK_DEPTH
 from assistant.prompts import load_prompt
@@ -124,6 +125,22 @@ class Baseline:
         )
 
 
+_EXTRA = ("langchain_chroma", "langchain_text_splitters")  # the `baseline` extra's packages
+
+
+def check_installed() -> None:
+    """Raise ConfigurationError, naming the fix, unless the `baseline` extra is installed."""
+    import importlib.util
+
+    missing = [name for name in _EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigurationError(
+            f"the LangChain-tutorial baseline needs {', '.join(missing)}: install the `baseline` "
+            "extra (`pip install -e '.[baseline]'` in the checkout) or run `assistant eval "
+            "--no-baseline`"
+        )
+
+
 @contextmanager
 def open_baseline(
     papers: Sequence[Paper], embeddings: Embeddings, llm: BaseChatModel | None, k: int
@@ -131,6 +148,7 @@ def open_baseline(
     """The tutorial pipeline over ``papers``, indexed in a temporary Chroma folder."""
     from assistant._env import quiet_third_parties
 
+    check_installed()
     quiet_third_parties()
     from chromadb.config import Settings as ChromaSettings
     from langchain_chroma import Chroma

@@ -204,6 +204,10 @@ def run_eval(
     (default the bundled corpus) on ``questions``; the assistant's index must exist."""
     from assistant.api import Assistant
 
+    if baseline:  # before the assistant's run, not after it
+        from assistant.baseline import check_installed
+
+        check_installed()
     started = time.perf_counter()
     assistant = assistant or Assistant(settings)
     titles = {p.id: p.title for p in assistant.papers(abstracts=False)}
