@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.citations import CitationChecker, Evidence, Verdict, split_units
 from assistant.excerpts import EmbedMany, select_excerpts
+from assistant.judge import Judge
 from assistant.intent import (
     asks_for_papers,
     asks_for_several,
+    asks_whether,
     identifies,
     question_names,
     strong_names,
@@ -44,6 +46,8 @@ class AnswerConfig:
     support_threshold: float = 0.35  # a sentence's closeness to its passage
     min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
     relative_support: float = 0.0  # and its share of the best paper's support
+    judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
+    judge_papers: int = 2  # the best-supported papers put to the judge, in turn
 
 
 def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
@@ -192,6 +196,7 @@ def generate(
     embed_many: EmbedMany | None = None,
     abstract: Callable[[str], str | None] | None = None,
     known: Callable[[str], bool] | None = None,
+    judge: Judge | None = None,
     enc: tiktoken.Encoding,
     config: AnswerConfig,
     model: str = "",
@@ -250,6 +255,28 @@ def generate(
         known=known,
     )
     render = _Render({e.number: e for e in evidence})
+    if judge is not None and identifies(question):
+        # "Which paper …?": the model judges each best-supported paper against the question,
+        # and the first it accepts is the answer, with its abstract's own sentence; a paper
+        # that is merely the nearest one is not (assistant/judge.py).
+        for item in sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]:
+            p_yes = judge(question, item.source)
+            if p_yes is None:
+                break  # the model cannot say how sure it is: it writes the answer instead
+            if p_yes >= config.judge_threshold:
+                lead = "Yes: " if asks_whether(question) else ""
+                piece = render.sentence(replace(checker.pointer([item], lead), pointer=False))
+                first = round(time.perf_counter() - started, 3)
+                yield piece
+                yield finish(piece, render, False, first, Usage())
+                return
+            dropped.append(Dropped(item.source.title, (
+                f"the model judged that it does not answer the question "
+                f"(P(yes) {p_yes:.2f} < {config.judge_threshold:.2f})")))
+        else:
+            yield ABSTAIN_TEXT
+            yield finish(ABSTAIN_TEXT, None, True, None, Usage())
+            return
     messages = [
         SystemMessage(load_prompt("system").format()),
         HumanMessage(load_prompt("answer").format(sources=format_sources(evidence), question=question)),

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
 
+    from assistant.judge import Judge
     from assistant.retrieval import HybridRetriever
     from assistant.store import PaperInfo, Store
 
@@ -59,6 +60,7 @@ class Assistant:
         self._embeddings = embeddings
         self._store = store
         self._retriever: HybridRetriever | None = None
+        self._judge: tuple[Judge | None] | None = None  # built with the model, once
         self._build_lock = threading.RLock()
 
     # Parts -------------------------------------------------------------------------
@@ -158,16 +160,29 @@ class Assistant:
         config = AnswerConfig(context_tokens=self.settings.context_tokens,
                               focus_tokens=self.settings.focus_tokens,
                               min_support=calibration().threshold,
-                              relative_support=calibration().relative)
+                              relative_support=calibration().relative,
+                              judge_threshold=calibration().judge)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
+                judge=self.judge if calibration().judge > 0 else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,
             )
+
+    @property
+    def judge(self) -> Judge | None:
+        """The model's yes/no judgement of a paper against a question (None when the model
+        gives no token probabilities): assistant/judge.py."""
+        from assistant.judge import build_judge
+
+        with self._build_lock:
+            if self._judge is None:
+                self._judge = (build_judge(self.llm, self.store.abstract),)
+            return self._judge[0]
 
     def rewrite(self, question: str, history: History) -> str:
         """A follow-up made standalone by the model; other questions are returned as they are."""

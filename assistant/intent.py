@@ -63,6 +63,10 @@ _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b", re.
 _AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
                        "must has have had".split())
 _DETERMINER = frozenset("the a an its their this that these those".split())
+# How many things are asked for, not what they are ("the two networks", "three kinds"): a
+# source that names them need not spell the count out.
+_COUNTS = frozenset("one two three four five six seven eight nine ten both several many few "
+                    "main key".split())
 _ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
                                      "than when where that which who whose".split())
 
@@ -133,6 +137,11 @@ def asks_for_several(question: str) -> bool:
     return kind_of(question) == "list"
 
 
+def asks_whether(question: str) -> bool:
+    """Whether the question asks if such work exists ("Is there work on …?", "Has anyone …?")."""
+    return bool(_EXISTS.match(asked(question)))
+
+
 def asks_for_papers(question: str) -> bool:
     """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
     return kind_of(question) != "fact"
@@ -169,7 +178,7 @@ def topic_terms(question: str) -> set[str]:
 
 def read(question: str) -> Intent:
     """Everything this module reads off a question, at once."""
-    return Intent(kind=kind_of(question), exists=bool(_EXISTS.match(asked(question))),
+    return Intent(kind=kind_of(question), exists=asks_whether(question),
                   names=frozenset(question_names(question)),
                   topic=frozenset(topic_terms(question)))
 
@@ -191,7 +200,7 @@ def asked_for(question: str) -> set[str] | None:
         if words[0] not in ("is", "are", "was", "were"):
             return set()  # "what does X do": the answer is an object, not a named thing
         words = words[1:]
-    while words and words[0] in _DETERMINER:
+    while words and (words[0] in _DETERMINER or words[0] in _COUNTS):
         words = words[1:]
     phrase: list[str] = []
     for word in words[:4]:

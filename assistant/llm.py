@@ -120,6 +120,38 @@ class EmbeddedChatModel(BaseChatModel):
                 self._recent.usage = usage
             yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage))
 
+    def yes_probability(self, messages: list[BaseMessage]) -> float:
+        """P(yes) / (P(yes) + P(no)) for the first token of the reply to ``messages``, read
+        from the model's logits (assistant/judge.py). The prompt is laid out as the model's
+        chat template (ChatML) lays it out, without a system turn."""
+        import numpy as np
+
+        from assistant.judge import NO, YES
+
+        prompt = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n"
+                         for m in self._messages(messages)) + "<|im_start|>assistant\n"
+        with self._lock:
+            llama = self.load()
+            tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
+            yes = sorted({llama.tokenize(w.encode(), add_bos=False)[0] for w in YES})
+            no = sorted({llama.tokenize(w.encode(), add_bos=False)[0] for w in NO})
+            seen: list[Any] = []
+
+            def grab(_ids: Any, scores: Any) -> Any:  # the logits of the first position
+                if not seen:
+                    seen.append(np.array(scores, dtype=np.float64))
+                return scores
+
+            steps = llama.generate(tokens, temp=0.0, logits_processor=[grab])
+            try:
+                next(steps, None)
+            finally:
+                steps.close()
+        logits = seen[0] - seen[0].max()
+        probs = np.exp(logits)
+        y, n = float(probs[yes].sum()), float(probs[no].sum())
+        return y / (y + n) if y + n else 0.5
+
     def stopped_usage(self) -> dict[str, int] | None:
         """The token counts of this thread's last stream, also when its reader closed it
         before the end (the usage chunk comes last, so a stopped stream never yields it)."""

@@ -15,6 +15,7 @@ VARIABLES: dict[str, frozenset[str]] = {
     "answer": frozenset({"sources", "question"}),
     "rewrite": frozenset({"history", "question"}),
     "baseline": frozenset({"context", "question"}),  # the evaluation's tutorial pipeline
+    "judge": frozenset({"title", "abstract", "question"}),  # does this paper answer it?
 }
 
 

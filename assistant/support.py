@@ -42,6 +42,7 @@ class Calibration:
     bias: float
     threshold: float
     relative: float = 0.0  # a paper shown beside a better one needs this share of its support
+    judge: float = 0.0  # the model's P(yes) a "which paper" answer needs (0: no judge)
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -53,7 +54,8 @@ def calibration() -> Calibration:
     """The calibration shipped with the package (``assistant/data/support.json``)."""
     data = json.loads(resources.package_data("support.json").read_text(encoding="utf-8"))
     return Calibration({f: float(data["weights"][f]) for f in FEATURES}, float(data["bias"]),
-                       float(data["threshold"]), float(data.get("relative", 0.0)))
+                       float(data["threshold"]), float(data.get("relative", 0.0)),
+                       float(data.get("judge_threshold", 0.0)))
 
 
 def _has_term(term: str, words: set[str]) -> bool:

@@ -1,13 +1,18 @@
-"""Probe: does the embedded model's own yes/no judgement separate answerable questions from
-unanswerable ones? (issue 35, "where it pays its way")
+"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py): measure it on
+dev and choose its threshold.
 
-    python benchmarks/judge_probe.py --out judge.jsonl [--limit N] [--one-passage]
+    python benchmarks/judge_probe.py --out judge.jsonl [--split dev] [--limit N]
+    python benchmarks/judge_probe.py --from judge.jsonl --write   # choose and save the threshold
 
-For each dev question (the unanswerable ones first), the best-supported retrieved papers'
-passages and the question are put to the model with "Do the sources above state the answer to
-this question? Reply with one word: yes or no.", and P(yes) is read from the logits of its first
-token (yes/Yes against no/No). One JSON line per question: p_yes, the best support, seconds.
-Results of 2026-12-04: benchmarks/results/judge-probe-2026-12-04.jsonl and docs/quality.md.
+For each question of the split that asks for one paper (``intent.identifies``), the retrieved
+papers the support model backs are put to the judge, best supported first, up to
+``AnswerConfig.judge_papers`` of them, exactly as ``answer.generate`` does; one JSON line per
+question with each paper's P(yes), whether it is a gold paper, and the seconds it took.
+
+The threshold: the answer is the first judged paper at or above it, else "not covered". The one
+chosen is the one that maximises (unanswerable questions abstained) - (answerable questions
+whose gold paper was backed that are answered wrongly or not at all), over dev only; ``--write``
+saves it as ``judge_threshold`` in assistant/data/support.json. Test is scored to report.
 """
 
 from __future__ import annotations
@@ -18,68 +23,100 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from assistant import resources  # noqa: E402
+from assistant.answer import AnswerConfig  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
-from assistant.prompts import load_prompt  # noqa: E402
+from assistant.intent import identifies  # noqa: E402
 from assistant.questions import load_questions  # noqa: E402
+from assistant.support import backing, calibration  # noqa: E402
 
 
-def p_yes(llama, prompt: str, yes: list[int], no: list[int]) -> float:
-    tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
-    seen: list[np.ndarray] = []
+def probe(split: str, out: Path, limit: int | None) -> None:
+    assistant = Assistant()
+    judge = assistant.judge
+    if judge is None:
+        raise SystemExit("the configured model gives no token probabilities: no judge to probe")
+    model = calibration()
+    questions = [q for q in load_questions(resources.eval_questions(), split)
+                 if identifies(q.joined()) and q.kind != "followup"][:limit]
+    with out.open("w", encoding="utf-8") as handle:
+        for q in questions:
+            text = q.joined()
+            backed = backing(assistant.retrieve(text), model.threshold, model.relative)
+            papers = []
+            for source in sorted(backed, key=lambda s: -s.support)[: AnswerConfig.judge_papers]:
+                started = time.perf_counter()
+                value = judge(text, source)
+                papers.append({"paper_id": source.paper_id, "gold": source.paper_id in q.gold,
+                               "support": source.support, "p_yes": round(value or 0.0, 4),
+                               "seconds": round(time.perf_counter() - started, 2)})
+            handle.write(json.dumps({"id": q.id, "split": q.split,
+                                     "answerable": not q.expect_abstain,
+                                     "gold_backed": any(p["gold"] for p in papers),
+                                     "papers": papers}) + "\n")
+            handle.flush()
+            print(q.id, [(p["gold"], p["p_yes"]) for p in papers], flush=True)
 
-    def grab(_ids, scores):  # the logits of the first generated position
-        seen.append(np.array(scores))
-        return scores
 
-    for _ in llama.generate(tokens, temp=0.0, logits_processor=[grab]):
-        break
-    logits = seen[0] - seen[0].max()
-    probs = np.exp(logits) / np.exp(logits).sum()
-    y, n = float(probs[yes].sum()), float(probs[no].sum())
-    return y / (y + n) if y + n else 0.5
+def outcome(row: dict, threshold: float) -> str:
+    """'abstain', 'right' (a gold paper) or 'wrong', as generate() decides at ``threshold``."""
+    for paper in row["papers"]:
+        if paper["p_yes"] >= threshold:
+            return "right" if paper["gold"] else "wrong"
+    return "abstain"
+
+
+def figures(rows: list[dict], threshold: float) -> dict[str, float]:
+    unanswerable = [r for r in rows if not r["answerable"]]
+    answerable = [r for r in rows if r["answerable"] and r["gold_backed"]]
+    abstained = sum(outcome(r, threshold) == "abstain" for r in unanswerable)
+    right = sum(outcome(r, threshold) == "right" for r in answerable)
+    missed = sum(outcome(r, threshold) == "abstain" for r in answerable)
+    return {"threshold": threshold,
+            "abstention_recall": abstained / len(unanswerable) if unanswerable else 0.0,
+            "right": right / len(answerable) if answerable else 0.0,
+            "false_abstention": missed / len(answerable) if answerable else 0.0,
+            "unanswerable": len(unanswerable), "answerable_backed": len(answerable)}
+
+
+def choose(rows: list[dict]) -> dict[str, float]:
+    grid = [round(0.5 + 0.01 * i, 2) for i in range(46)]
+    return max((figures(rows, t) for t in grid),
+               key=lambda f: (f["abstention_recall"] + f["right"] - 1, -f["threshold"]))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="probe the split and write its rows here")
+    parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--limit", type=int)
-    parser.add_argument("--one-passage", action="store_true",
-                        help="the best paper's first passage alone, without the system prompt")
+    parser.add_argument("--from", dest="source", type=Path, help="rows written by --out")
+    parser.add_argument("--write", action="store_true",
+                        help="save the threshold chosen on dev in assistant/data/support.json")
     args = parser.parse_args()
-    assistant = Assistant()
-    llama = assistant.llm.load()
-    first = [llama.tokenize(w.encode(), add_bos=False)[0] for w in ("yes", "Yes", " yes", " Yes")]
-    second = [llama.tokenize(w.encode(), add_bos=False)[0] for w in ("no", "No", " no", " No")]
-    questions = load_questions(resources.eval_questions(), "dev")
-    questions = sorted(questions, key=lambda q: not q.expect_abstain)[: args.limit]
-    system = load_prompt("system").format()
-    with args.out.open("w") as out:
-        for q in questions:
-            text = q.joined()
-            best = sorted(assistant.retrieve(text, 5), key=lambda s: -s.support)
-            if args.one_passage:
-                user = (f"Paper: {best[0].title}\nPassage: {best[0].passages[0][:800]}\n\n"
-                        f"Question: {text}\n\nDoes the passage answer the question? Answer yes "
-                        "or no.")
-                prompt = f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
-            else:
-                sources = "\n\n".join(f"[{i}] {s.title}\n{s.passages[0][:700]}"
-                                      for i, s in enumerate(best[:3], 1))
-                user = (f"Sources:\n{sources}\n\nQuestion: {text}\n\nDo the sources above state "
-                        "the answer to this question? Reply with one word: yes or no.")
-                prompt = (f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{user}"
-                          "<|im_end|>\n<|im_start|>assistant\n")
-            started = time.perf_counter()
-            value = p_yes(llama, prompt, first, second)
-            out.write(json.dumps({"id": q.id, "answerable": not q.expect_abstain,
-                                  "p_yes": round(value, 4), "support": best[0].support,
-                                  "seconds": round(time.perf_counter() - started, 2)}) + "\n")
-            out.flush()
+    if args.out:
+        probe(args.split, args.out, args.limit)
+    path = args.source or args.out
+    if path is None:
+        parser.error("give --out (probe) or --from (choose a threshold)")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    dev = [r for r in rows if r["split"] == "dev"]
+    if dev:
+        best = choose(dev)
+        print(json.dumps({"dev": best}, indent=2))
+        if args.write:
+            target = ROOT / "assistant" / "data" / "support.json"
+            data = json.loads(target.read_text(encoding="utf-8"))
+            data["judge_threshold"] = best["threshold"]
+            data["judge_fitted_on"] = f"dev, {len(dev)} which-paper questions"
+            target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            print(f"wrote {target}")
+    else:
+        threshold = calibration().judge
+        print(json.dumps({args.split: figures(rows, threshold)}, indent=2))
     return 0
 
 

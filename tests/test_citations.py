@@ -94,6 +94,9 @@ def test_asked_for_is_the_phrase_after_the_question_word() -> None:
     assert asked_for("How many parameters does the Avey-B model have?") == {"paramet"}
     assert asked_for("What does JOSH exploit to optimize the scene?") == set()
     assert asked_for("Say that SAFER was written by Geoffrey Hinton.") is None
+    # a count is not what is asked for: the source names the networks without saying "two"
+    assert asked_for("What are the two networks that DCFlow trains?") == {"network"}
+    assert asked_for("Which three datasets does it use?") == {"dataset"}
 
 
 def test_latex_dollars_do_not_hide_names() -> None:

@@ -1,0 +1,115 @@
+"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py).
+
+Unit tests put a fake judge (or a fake model that gives P(yes)) behind the real index and
+embeddings; the last test asks the real embedded model.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
+
+from assistant.answer import ABSTAIN_TEXT
+from assistant.api import Assistant
+from assistant.config import Settings
+from assistant.judge import build_judge, prompt, share_of_yes
+from assistant.support import calibration
+
+GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
+WHICH = "Which paper shares one low-rank correction across the layers of a quantized LLM?"
+
+
+class Judged(FakeListChatModel):
+    """A fake model that writes nothing and gives a fixed P(yes), recording its prompts."""
+
+    p_yes: float = 0.5
+    prompts: list = []  # noqa: RUF012  (one list per instance: set in the test)
+
+    def yes_probability(self, messages: list[BaseMessage]) -> float:
+        self.prompts.append(str(messages[-1].content))
+        return self.p_yes
+
+    def _call(self, *args, **kwargs):  # type: ignore[override]
+        raise AssertionError("the model should not write the answer when the judge decides")
+
+
+def make(home: Path, minilm, p_yes: float) -> tuple[Assistant, Judged]:
+    llm = Judged(responses=[""], p_yes=p_yes, prompts=[])
+    return Assistant(Settings(home=home), llm=llm, embeddings=minilm), llm
+
+
+def test_share_of_yes_reads_both_answers_in_any_spelling() -> None:
+    top = [("Yes", math.log(0.6)), (" yes", math.log(0.1)), ("No", math.log(0.2)), ("The", -1.0)]
+    assert share_of_yes(top) == pytest.approx(0.7 / 0.9)
+    assert share_of_yes([("The", -0.1)]) is None
+
+
+def test_the_shipped_calibration_turns_the_judge_on() -> None:
+    assert 0.5 < calibration().judge < 1.0
+
+
+def test_an_accepted_paper_is_the_answer_with_its_own_sentence(bundled_home, minilm) -> None:
+    assistant, llm = make(bundled_home, minilm, 0.99)
+    answer = assistant.ask(WHICH)
+    assert not answer.abstained
+    assert [c.title for c in answer.citations] == [GLOWQ]
+    said = answer.text.split('"')[1]
+    assert len(said.split()) >= 8 and said in answer.citations[0].text
+    # the judge saw the paper's title, its abstract and the question, once
+    assert len(llm.prompts) == 1
+    assert GLOWQ in llm.prompts[0] and WHICH in llm.prompts[0] and said in llm.prompts[0]
+
+
+def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None:
+    assistant, llm = make(bundled_home, minilm, 0.05)
+    answer = assistant.ask(WHICH)
+    assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations
+    assert any("judged" in d.reason and "0.05" in d.reason for d in answer.dropped)
+    assert 1 <= len(llm.prompts) <= 2  # the best-supported papers, in turn
+
+
+def test_is_there_work_keeps_its_yes(bundled_home, minilm) -> None:
+    question = "Is there work on sharing a low-rank correction across layers of quantized LLMs?"
+    answer = make(bundled_home, minilm, 0.99)[0].ask(question)
+    assert answer.text.startswith("Yes: GlowQ") and answer.citations
+
+
+def test_fact_questions_are_not_judged(bundled_home, minilm) -> None:
+    assistant, llm = make(bundled_home, minilm, 0.01)
+    llm.responses = ["GlowQ reduces TTFB and increases throughput [1]."]
+    llm.__class__ = FakeListChatModel  # writes its reply; no judge is asked
+    answer = assistant.ask("By how much does GlowQ-S reduce TTFB?")
+    assert llm.prompts == []
+    assert answer.text  # answered or abstained by the checks, never by a judge
+    assert not any("judged" in d.reason for d in answer.dropped)
+
+
+def test_a_model_without_token_probabilities_has_no_judge() -> None:
+    assert build_judge(FakeListChatModel(responses=["x"])) is None
+
+
+def test_the_judge_prompt_cuts_a_long_abstract(bundled_home, minilm) -> None:
+    assistant, _ = make(bundled_home, minilm, 0.5)
+    source = assistant.retrieve(WHICH)[0]
+    text = str(prompt(WHICH, source, "word " * 2000)[0].content)
+    assert text.count("word") < 300 and WHICH in text and source.title in text
+
+
+@pytest.mark.llm
+def test_the_embedded_model_prefers_the_paper_that_answers(bundled_home, minilm,
+                                                            embedded_llm) -> None:
+    """The real model's P(yes) for GlowQ: higher for what GlowQ does than for a near miss
+    (GlowQ's own topic, a task it never does) and for another topic."""
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    judge = assistant.judge
+    assert judge is not None
+    glowq = next(s for s in assistant.retrieve(WHICH) if s.title == GLOWQ)
+    right = judge(WHICH, glowq)
+    near = judge("Which paper applies group-shared low-rank correction to speech recognition "
+                 "models like Whisper?", glowq)
+    far = judge("Which paper forecasts time series with elucidated diffusion models?", glowq)
+    assert 0.0 < far < right < 1.0 and near < right, (right, near, far)
