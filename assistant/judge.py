@@ -69,8 +69,18 @@ def build_judge(llm: BaseChatModel,
             return own(prompt(question, source, whole))
         return judge
     if hasattr(llm, "openai_api_base"):  # ChatOpenAI and our ServerChatModel
+        unable: list[bool] = []
+
         def server_judge(question: str, source: Source) -> float | None:
+            if unable:
+                return None
             whole = abstract(source.paper_id) if abstract else None
-            return _server_yes(llm, prompt(question, source, whole))
+            try:
+                value = _server_yes(llm, prompt(question, source, whole))
+            except Exception:  # noqa: BLE001  (a server that refuses logprobs: write instead)
+                value = None
+            if value is None:
+                unable.append(True)  # not asked again: the answer is written and checked
+            return value
         return server_judge
     return None

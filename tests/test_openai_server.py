@@ -67,3 +67,19 @@ def test_unreachable_server_is_a_clear_error_without_the_key(bundled_home) -> No
     assert "cannot connect" in result.stderr
     assert secret not in result.stdout + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_which_paper_through_the_server_is_judged_or_written(openai_server, bundled_home,
+                                                             minilm) -> None:
+    """The judge reads the server's logprobs when it gives them; when it does not, the
+    answer is written and checked as for any question, never an error."""
+    settings = Settings(home=bundled_home, openai_base_url=openai_server, model="qwen-local")
+    assistant = Assistant(settings, embeddings=minilm)
+    judge = assistant.judge
+    assert judge is not None
+    source = assistant.retrieve("Which paper proposes GlowQ?")[0]
+    value = judge("Which paper proposes GlowQ?", source)
+    assert value is None or 0.0 <= value <= 1.0
+    answer = assistant.ask("Which paper proposes GlowQ?")
+    assert not answer.abstained, answer.dropped
+    assert answer.citations[0].title.startswith("GlowQ")
