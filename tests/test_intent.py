@@ -86,3 +86,18 @@ def test_topic_terms_leave_out_the_frame() -> None:
     intent = read("Is there work on GlowQ for speech?")
     assert intent.exists and intent.kind == "identify" and intent.names == {"glowq"}
     assert {"speech", "glowq"} <= intent.topic
+
+
+@pytest.mark.parametrize(("question", "whether"), [
+    ("Is there work on GlowQ for speech?", True),
+    ("Has anyone used FiLM modulation to explore Rashomon sets?", True),
+    ("any paper on federated learning under differential privacy?", True),
+    ("Which paper proposes GlowQ?", False),
+    ("Point me to work on relighting.", False),
+    ("Is GlowQ faster than its baselines?", False),  # a yes/no question about a paper
+])
+def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
+    """"Is there work …?" is answered "Yes: <paper>" when the judge accepts the paper."""
+    from assistant.intent import asks_whether
+
+    assert asks_whether(question) is whether
