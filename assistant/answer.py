@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.citations import CitationChecker, Evidence, Verdict, split_units
 from assistant.excerpts import EmbedMany, select_excerpts
-from assistant.judge import Judge
 from assistant.intent import (
     asks_for_papers,
     asks_for_several,
@@ -19,6 +18,7 @@ from assistant.intent import (
     question_names,
     strong_names,
 )
+from assistant.judge import Judge
 from assistant.prompts import load_prompt
 from assistant.support import backing as supporting
 from assistant.text import key_terms, mentions, normalise, split_sentences, without_instructions

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.types import Answer, Source
+from assistant.types import Answer, Response, Source
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -127,15 +127,17 @@ class Assistant:
 
     def ask(self, question: str, history: History | None = None, k: int | None = None) -> Answer:
         """Answer ``question`` (a follow-up when ``history`` is given) with checked citations."""
-        answer = None
-        for piece in self.stream(question, history=history, k=k):
-            if isinstance(piece, Answer):
-                answer = piece
-        assert answer is not None
-        return answer
+        return self.stream(question, history=history, k=k).answer
 
     def stream(
         self, question: str, history: History | None = None, k: int | None = None
+    ) -> Response:
+        """The answer as it is written: iterate for its checked text as it comes; ``.answer``
+        is the final ``Answer``."""
+        return Response(self._pieces(question, history, k))
+
+    def _pieces(
+        self, question: str, history: History | None, k: int | None
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer import AnswerConfig, generate

@@ -97,11 +97,11 @@ class Chat:
         rewrite = time.perf_counter() - started
         if standalone != question:
             self.view.note(f"↳ {standalone}")
-        pieces = self.assistant.stream(standalone, k=self.k)
+        response = self.assistant.stream(standalone, k=self.k)
         try:
-            answer = self.view.answer(pieces)
+            answer = self.view.answer(response)
         finally:
-            pieces.close()  # after Ctrl-C: stops the model and releases it
+            response.close()  # after Ctrl-C: stops the model and releases it
         seconds = time.perf_counter() - started
         self.history.append((standalone, answer.text))
         self.turns.append(Turn(question, standalone, answer, seconds))

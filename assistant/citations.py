@@ -257,8 +257,9 @@ class CitationChecker:
         # when any is missing.
         echoed = unsaid(self._asked)
         if 2 * len(echoed) < len({w for w in words & self._asked if len(w) > 2}):
-            if self._asked and not self._values(sentence) and (
-                    words - _GENERIC <= self._question_words):
+            if self._asked and not self._values(sentence) and not {
+                    w for w in words - _GENERIC - self._question_words
+                    if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
         if not self._echoes(sentence):
@@ -282,6 +283,12 @@ class CitationChecker:
                 normalise(v) in normalise(p) for v in _values_in(sentence))), passage)
             return self.threshold, value, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
+
+    def _abbreviates(self, word: str) -> bool:
+        """Whether a word of a sentence only abbreviates the question's words ("MLM" for
+        "multimodal language model"): that is no answer either."""
+        initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
+        return 3 <= len(word) <= 6 and word.isalpha() and word in initials
 
     def _off_topic(self) -> str:
         return f"the source does not mention: {', '.join(sorted(self._names)[:4])}"

@@ -153,27 +153,26 @@ def cmd_papers(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
-    from assistant.types import Answer
 
     settings = _settings(args, model=args.model)
     if args.model and not settings.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     assistant = Assistant(settings)
-    answer: Answer | None = None
     streamed = False
+    response = assistant.stream(args.question, k=args.k)
     try:
-        for piece in assistant.stream(args.question, k=args.k):
-            if isinstance(piece, Answer):
-                answer = piece
-            elif not args.json:
+        for piece in response:
+            if not args.json:
                 print(piece, end="", flush=True)
                 streamed = True
+        answer = response.answer
     except BaseException:
         if streamed:  # what was printed must not pass for a whole answer
             print("\n[answer incomplete]", flush=True)
         raise
-    assert answer is not None
+    finally:
+        response.close()
     if args.json:
         _print_json(answer.to_dict())
         return 0

@@ -60,7 +60,8 @@ _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
     r"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b",
     re.IGNORECASE)
-_WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b", re.IGNORECASE)
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
+                 r"|^\W*(?:name|list|state|identify)\b(?=\s+(?:the|its|their)\b)", re.IGNORECASE)
 _AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
                        "must has have had".split())
 _DETERMINER = frozenset("the a an its their this that these those".split())

@@ -3,12 +3,12 @@ terminal. The chat loop only sees a ``Reader`` and a ``View``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from assistant.types import Answer
+from assistant.types import Answer, Response
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,15 +33,11 @@ class View(Protocol):
     def error(self, text: str) -> None:
         """One line saying what went wrong and how to fix it."""
 
-    def answer(self, pieces: Iterator[str | Answer]) -> Answer:
+    def answer(self, response: Response) -> Answer:
         """Show the answer as its pieces arrive; return the final Answer."""
 
     def waiting(self, text: str) -> AbstractContextManager[object]:
         """Shows that something slow is going on, until the block ends."""
-
-
-def _final(piece: str | Answer, answer: Answer | None) -> Answer | None:
-    return piece if isinstance(piece, Answer) else answer
 
 
 class PlainView:
@@ -66,18 +62,14 @@ class PlainView:
     def waiting(self, text: str) -> AbstractContextManager[object]:
         return nullcontext()
 
-    def answer(self, pieces: Iterator[str | Answer]) -> Answer:
-        answer = None
+    def answer(self, response: Response) -> Answer:
         wrote = False
-        for piece in pieces:
-            answer = _final(piece, answer)
-            if isinstance(piece, str):
-                self._write(piece)
-                wrote = True
+        for piece in response:
+            self._write(piece)
+            wrote = True
         if wrote:
             self._write("\n")
-        assert answer is not None, "the stream ends with an Answer"
-        return answer
+        return response.answer
 
 
 class RichView:
@@ -101,28 +93,24 @@ class RichView:
     def waiting(self, text: str) -> AbstractContextManager[object]:
         return self.console.status(text, spinner="dots", spinner_style="dim")
 
-    def answer(self, pieces: Iterator[str | Answer]) -> Answer:
+    def answer(self, response: Response) -> Answer:
         from rich.live import Live
         from rich.markdown import Markdown
         from rich.spinner import Spinner
         from rich.text import Text
 
-        answer = None
         text = ""
         with Live(Spinner("dots", text="thinking…", style="dim"), console=self.console,
                   refresh_per_second=10, vertical_overflow="visible") as live:
             try:
-                for piece in pieces:
-                    answer = _final(piece, answer)
-                    if isinstance(piece, str):
-                        text += piece
-                        live.update(Markdown(text), refresh=True)
+                for piece in response:
+                    text += piece
+                    live.update(Markdown(text), refresh=True)
+                answer = response.answer
             except KeyboardInterrupt:  # keep what was shown, drop the spinner
                 live.update(Markdown(text) if text else Text(""), refresh=True)
                 raise
-            if answer is not None:
-                live.update(Markdown(answer.text), refresh=True)
-        assert answer is not None, "the stream ends with an Answer"
+            live.update(Markdown(answer.text), refresh=True)
         return answer
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -112,3 +113,76 @@ class Answer:
                 item["title"], item["title_derived"], item["arxiv_id"], item["openreview_id"]
             )
         return data
+
+
+class Response:
+    """An answer as it is written: iterate over it for the checked text as it comes (each
+    piece a ``str``), and read ``.answer`` for the final ``Answer`` (the rest is read first
+    if need be). Iterating again replays the text. ``close()`` stops the model mid-answer.
+    (As simonw/llm's ``Response``.)"""
+
+    def __init__(self, pieces: Iterator[str | Answer]) -> None:
+        self._pieces = pieces
+        self._chunks: list[str] = []
+        self._answer: Answer | None = None
+        self._error: Exception | None = None
+        self._done = False
+
+    def _pull(self) -> None:
+        if self._error is not None:
+            raise self._error  # the answer failed: it fails the same way when asked again
+        try:
+            piece = next(self._pieces)
+        except StopIteration:
+            self._done = True
+            if self._answer is None:
+                raise RuntimeError("the answer stream ended without an Answer") from None
+            return
+        except Exception as exc:
+            self._error = exc
+            raise
+        if isinstance(piece, Answer):
+            self._answer = piece
+        else:
+            self._chunks.append(piece)
+
+    def __iter__(self) -> Iterator[str]:
+        shown = 0
+        while True:
+            if shown < len(self._chunks):
+                shown += 1
+                yield self._chunks[shown - 1]
+            elif self._done:
+                return
+            else:
+                self._pull()
+
+    @property
+    def done(self) -> bool:
+        """Whether the whole answer has been read."""
+        return self._done
+
+    @property
+    def answer(self) -> Answer:
+        """The final, checked ``Answer``."""
+        while not self._done:
+            self._pull()
+        assert self._answer is not None
+        return self._answer
+
+    def text(self) -> str:
+        """The whole answer's text."""
+        return self.answer.text
+
+    def close(self) -> None:
+        """Stop reading: the model stops writing and is free for the next question."""
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+        self._done = self._done or self._answer is not None
+
+    def __enter__(self) -> Response:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

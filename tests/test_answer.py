@@ -172,13 +172,28 @@ def test_stream_yields_checked_pieces_then_the_answer(bundled_home, minilm) -> N
         "GlowQ reduces parameter and memory overhead [1]."
     )
     assistant, _ = make(bundled_home, minilm, reply)
-    pieces = list(assistant.stream("What does GlowQ share across groups?"))
-    assert isinstance(pieces[-1], Answer)
-    text = "".join(p for p in pieces[:-1] if isinstance(p, str))
-    assert text.strip() == pieces[-1].text
+    response = assistant.stream("What does GlowQ share across groups?")
+    assert not response.done  # nothing is read before the caller iterates
+    pieces = list(response)
+    assert len(pieces) >= 2 and all(isinstance(p, str) for p in pieces)
+    answer = response.answer
+    text = "".join(pieces)
+    assert text.strip() == answer.text == response.text()
     assert "Mars" not in text
-    assert pieces[-1].timings.first_token is not None
-    assert pieces[-1].timings.total >= pieces[-1].timings.retrieve
+    assert list(response) == pieces  # iterating again replays the text
+    assert answer.timings.first_token is not None
+    assert answer.timings.total >= answer.timings.retrieve
+
+
+def test_a_response_read_in_part_still_gives_the_whole_answer(bundled_home, minilm) -> None:
+    reply = ("GlowQ caches a single shared right factor per input-sharing group [1]. "
+             "GlowQ reduces parameter and memory overhead [1].")
+    assistant, _ = make(bundled_home, minilm, reply)
+    with assistant.stream("What does GlowQ share across groups?") as response:
+        first = next(iter(response))
+        answer = response.answer  # reads the rest
+        assert response.done and answer.text.startswith(first.strip())
+        assert "".join(response).strip() == answer.text
 
 
 def test_long_question_is_cut_with_a_warning(bundled_home, minilm) -> None:

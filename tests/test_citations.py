@@ -258,3 +258,22 @@ def test_what_is_no_subject_no_echo_and_no_mention() -> None:
                               question="Which papers fine-tune VLM or RL agents?")
     assert several.relevant(evidence[0])  # "VLMs" for "VLM"
     assert not several.relevant(evidence[1])  # "rl" is not in "world"
+
+
+def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:
+    """Asked for a detail the abstract lacks ("which VLM?"), the model restates the question;
+    the only word it adds abbreviates the question's words."""
+    evidence = [_evidence(1, "Zeta: Reward Tuning on Skeletons",
+                          "We post-train a multi-view diffusion model with a skeleton reward "
+                          "that a vision language model (VLM) gives.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which vision language model does Zeta use as its judge?")
+    dropped = checker.check("Zeta uses a vision language model (VLM) as its judge [1].")
+    assert dropped.dropped and "no more than the question" in dropped.dropped.reason
+    # a sentence that adds what the source says is an answer
+    kept = checker.check("Zeta uses a skeleton reward on a multi-view diffusion model [1].")
+    assert kept.dropped is None
+    # an imperative "Name the …" asks for a thing, as "Which …" does
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Name the vision language model that Zeta uses.")
+    assert checker.check("Zeta uses a vision language model (VLM) [1].").dropped

@@ -35,10 +35,11 @@ def test_streamed_answer_through_an_openai_compatible_server(openai_server, bund
     from langchain_openai import ChatOpenAI
 
     assert isinstance(assistant.llm, ChatOpenAI)
-    pieces = list(assistant.stream("What reward does DrPose maximize?"))
-    answer = pieces[-1]
+    response = assistant.stream("What reward does DrPose maximize?")
+    pieces = list(response)
+    answer = response.answer
     assert isinstance(answer, Answer)
-    assert len(pieces) >= 2  # text came before the final Answer
+    assert pieces and all(isinstance(p, str) for p in pieces)  # text came before the Answer
     assert "PoseScore" in answer.text
     assert answer.citations[0].title.startswith("Direct Reward Fine-Tuning on Poses")
     assert answer.model == "qwen-local"

@@ -14,7 +14,6 @@ from fake_openai import DRPOSE, FakeOpenAI
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import ModelError
-from assistant.types import Answer
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 QUESTION = "What reward does DrPose maximize?"
@@ -93,11 +92,13 @@ def test_hanging_server_times_out_after_retries(bundled_home, minilm) -> None:
 def test_stream_cut_mid_answer_is_an_error_not_an_answer(bundled_home, minilm, how: str) -> None:
     with FakeOpenAI([how]) as server:
         assistant = assistant_for(bundled_home, minilm, server.base_url)
-        pieces: list[object] = []
+        response = assistant.stream(QUESTION)
         with pytest.raises(ModelError, match="the answer is incomplete"):
-            for piece in assistant.stream(QUESTION):
-                pieces.append(piece)
-    assert not any(isinstance(p, Answer) for p in pieces)  # no final Answer for a cut stream
+            for _ in response:
+                pass
+        with pytest.raises(ModelError, match="the answer is incomplete"):
+            response.answer  # noqa: B018  (no final Answer for a cut stream)
+    assert not response.done
     assert len(server.seen) == 1  # a stream is not replayed: its first part may have been shown
 
 
