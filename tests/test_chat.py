@@ -22,7 +22,7 @@ from assistant.chat import complete, history_path, run_chat
 from assistant.config import Settings
 from assistant.errors import ModelError
 from assistant.render import PlainView, RichView
-from assistant.types import Answer
+from assistant.types import Answer, Response
 
 SAFER = "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models"
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
@@ -155,11 +155,11 @@ def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(bundled_home, minilm) -> N
                 Impatient.closed_when_stopped = llm.closed
             super().note(text)
 
-        def answer(self, pieces: Iterator[str | Answer]) -> Answer:
+        def answer(self, response: Response) -> Answer:
             if Impatient.pressed:
-                return super().answer(pieces)
+                return super().answer(response)
             Impatient.pressed = True
-            self._write(str(next(pieces)))
+            self._write(next(iter(response)))
             raise KeyboardInterrupt
 
     def read_line(prompt: str) -> str:
@@ -301,8 +301,8 @@ def test_rich_view_renders_markdown() -> None:
     buffer = io.StringIO()
     view = RichView(Console(file=buffer, width=60, force_terminal=False))
     answer = Answer("q", "Two **steps**:\n\n- sample [1]\n- filter [1]", (), (), False)
-    pieces = iter(["Two **steps**:\n\n", "- sample [1]\n", "- filter [1]", answer])
-    assert view.answer(pieces) is answer
+    response = Response(iter(["Two **steps**:\n\n", "- sample [1]\n", "- filter [1]", answer]))
+    assert view.answer(response) is answer
     shown = buffer.getvalue()
     assert "**" not in shown and "• sample [1]" in shown and "• filter [1]" in shown
 
