@@ -3,6 +3,7 @@ dev and choose its threshold.
 
     python benchmarks/judge_probe.py --out judge.jsonl [--split dev] [--limit N]
     python benchmarks/judge_probe.py --from judge.jsonl --write   # choose and save the threshold
+    python benchmarks/judge_probe.py --from judge.jsonl --plot docs/eval/judge-dev.png
 
 For each question of the split that asks for one paper (``intent.identifies``), the retrieved
 papers the support model backs are put to the judge, best supported first, up to
@@ -88,12 +89,45 @@ def choose(rows: list[dict]) -> dict[str, float]:
                key=lambda f: (f["abstention_recall"] + f["right"] - 1, -f["threshold"]))
 
 
+def plot(path: Path, rows: list[dict], threshold: float) -> None:
+    """Each question's judged papers: P(yes) of gold papers and of the nearest papers of near
+    misses, and where the answer flips as the threshold moves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    gold = [p["p_yes"] for r in rows if r["answerable"] for p in r["papers"] if p["gold"]]
+    near = [r["papers"][0]["p_yes"] for r in rows if not r["answerable"] and r["papers"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
+    left.hist([gold, near], bins=[0.5 + 0.025 * i for i in range(21)], stacked=False,
+              label=[f"gold paper, answerable ({len(gold)})",
+                     f"nearest paper, near miss ({len(near)})"])
+    left.axvline(threshold, color="k", linestyle="--", linewidth=1)
+    left.set_xlabel("P(yes) from the first token")
+    left.set_ylabel("papers")
+    left.legend(fontsize=8)
+    grid = [0.5 + 0.01 * i for i in range(50)]
+    curves = [figures(rows, t) for t in grid]
+    right.plot(grid, [c["abstention_recall"] for c in curves], label="near misses abstained")
+    right.plot(grid, [c["right"] for c in curves], label="answerable: gold paper given")
+    right.axvline(threshold, color="k", linestyle="--", linewidth=1)
+    right.set_xlabel("threshold")
+    right.grid(alpha=0.3)
+    right.legend(fontsize=8)
+    fig.suptitle(f"which-paper judge on dev; threshold {threshold:.2f} (dashed), chosen on dev")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="probe the split and write its rows here")
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--limit", type=int)
     parser.add_argument("--from", dest="source", type=Path, help="rows written by --out")
+    parser.add_argument("--plot", type=Path, help="draw the dev P(yes) and the threshold here")
     parser.add_argument("--write", action="store_true",
                         help="save the threshold chosen on dev in assistant/data/support.json")
     args = parser.parse_args()
@@ -114,6 +148,8 @@ def main() -> int:
             data["judge_fitted_on"] = f"dev, {len(dev)} which-paper questions"
             target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
             print(f"wrote {target}")
+        if args.plot:
+            plot(args.plot, dev, calibration().judge if not args.write else best["threshold"])
     else:
         threshold = calibration().judge
         print(json.dumps({args.split: figures(rows, threshold)}, indent=2))
