@@ -18,7 +18,6 @@ from assistant.intent import (
     question_names,
     strong_names,
 )
-from assistant.judge import Judge
 from assistant.prompts import load_prompt
 from assistant.support import backing as supporting
 from assistant.text import key_terms, mentions, normalise, split_sentences, without_instructions
@@ -28,6 +27,8 @@ from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
 if TYPE_CHECKING:
     import tiktoken
     from langchain_core.language_models.chat_models import BaseChatModel
+
+    from assistant.judge import Judge
 
 ABSTAIN_TEXT = "The indexed papers do not cover this question."
 # Below this similarity, and with no name from the question found in the sources, no

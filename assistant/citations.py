@@ -168,6 +168,7 @@ class CitationChecker:
                        if self.papers else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
+        self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
         self._names = question_names(self.question)
         self._introduced: dict[str, str | None] = {}
 
@@ -287,8 +288,7 @@ class CitationChecker:
     def _abbreviates(self, word: str) -> bool:
         """Whether a word of a sentence only abbreviates the question's words ("MLM" for
         "multimodal language model"): that is no answer either."""
-        initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
-        return 3 <= len(word) <= 6 and word.isalpha() and word in initials
+        return 3 <= len(word) <= 6 and word.isalpha() and word in self._initials
 
     def _off_topic(self) -> str:
         return f"the source does not mention: {', '.join(sorted(self._names)[:4])}"
