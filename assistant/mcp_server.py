@@ -180,7 +180,7 @@ def tool_result(produce: Callable[[], BaseModel], mask: Callable[[str], str] = s
         result = produce()
     except AssistantError as exc:
         return _error(mask(str(exc)))
-    except Exception as exc:  # noqa: BLE001 - a failed call must not end the server
+    except Exception as exc:  # a failed call must not end the server
         log.exception("tool failed")
         return _error(mask(f"unexpected {type(exc).__name__}: {exc} (the server's log on "
                            "stderr has the details)"))

@@ -131,7 +131,13 @@ async def test_no_index_gives_the_cli_message(tmp_path, minilm) -> None:
 
 
 # The real command over stdio ------------------------------------------------------------------
-async def test_assistant_mcp_over_stdio(bundled_home) -> None:
+@pytest.fixture
+def server_log(tmp_path: Path):
+    with (tmp_path / "server.log").open("w+") as log:
+        yield log
+
+
+async def test_assistant_mcp_over_stdio(bundled_home, server_log) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
@@ -139,23 +145,24 @@ async def test_assistant_mcp_over_stdio(bundled_home) -> None:
         env={**os.environ, "ASSISTANT_HOME": str(bundled_home)},
     )
     started = time.perf_counter()
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            tools = {t.name for t in (await session.list_tools()).tools}
-            ready = time.perf_counter() - started
-            assert tools == TOOLS
+    async with stdio_client(params, errlog=server_log) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name for t in (await session.list_tools()).tools}
+        ready = time.perf_counter() - started
+        assert tools == TOOLS
 
-            found = await session.call_tool("search_papers", {"query": "DrPose reward", "k": 2})
-            assert not found.is_error
-            best = found.structured_content["papers"][0]
-            assert best["title"] == DRPOSE
+        found = await session.call_tool("search_papers", {"query": "DrPose reward", "k": 2})
+        assert not found.is_error
+        best = found.structured_content["papers"][0]
+        assert best["title"] == DRPOSE
 
-            paper = await session.call_tool("get_paper", {"id_or_title": best["paper_id"]})
-            assert not paper.is_error
-            assert "PoseScore" in paper.structured_content["abstract"]
+        paper = await session.call_tool("get_paper", {"id_or_title": best["paper_id"]})
+        assert not paper.is_error
+        assert "PoseScore" in paper.structured_content["abstract"]
 
-            missing = await session.call_tool("get_paper", {"id_or_title": "no such paper"})
-            assert missing.is_error
+        missing = await session.call_tool("get_paper", {"id_or_title": "no such paper"})
+        assert missing.is_error and "list_papers lists them" in missing.content[0].text
     assert ready < 15, f"the server took {ready:.1f} s to list its tools"
+    server_log.seek(0)
+    assert "Traceback" not in server_log.read()
