@@ -198,6 +198,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     import logging
+    import signal
 
     from assistant.api import Assistant
     from assistant.mcp_server import serve
@@ -205,7 +206,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # stdout carries the protocol: every log line goes to stderr
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
-    serve(Assistant(_settings(args, k=args.k, model=args.model)), mask=_secret_free)
+    settings = _settings(args, k=args.k, model=args.model)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
+        # for the client's next line. Nothing is being written (the server only reads the
+        # index), so stop at once, as SIGTERM does.
+        print("\ninterrupted", file=sys.stderr, flush=True)
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, interrupted)
+    serve(Assistant(settings), mask=_secret_free)
     return 0
 
 
