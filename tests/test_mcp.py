@@ -100,6 +100,8 @@ async def test_the_server_lists_described_tools_and_answers(bundled_home, minilm
         paper_id = result.structured_content["citations"][0]["paper_id"]
         read = await client.read_resource(f"paper://{paper_id}")
         assert read.contents[0].text.startswith(f"# {DRPOSE}")
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["paper://{paper_id}"]
 
 
 async def test_errors_come_back_as_tool_errors_with_the_cli_message(bundled_home, minilm) -> None:
@@ -166,3 +168,27 @@ async def test_assistant_mcp_over_stdio(bundled_home, server_log) -> None:
     assert ready < 15, f"the server took {ready:.1f} s to list its tools"
     server_log.seek(0)
     assert "Traceback" not in server_log.read()
+
+
+def test_ctrl_c_stops_the_server_while_the_client_is_silent(tmp_path) -> None:
+    import signal
+    import subprocess
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "mcp"], cwd=ROOT, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "ASSISTANT_HOME": str(tmp_path / "home")},
+    )
+    try:
+        time.sleep(3)  # serving, waiting for the client's next line
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        assert process.stdout.read() == b""  # nothing but the protocol on stdout
+        assert b"interrupted" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
+        process.stdout.close()
+        process.stderr.close()
