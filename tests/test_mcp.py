@@ -192,3 +192,20 @@ def test_ctrl_c_stops_the_server_while_the_client_is_silent(tmp_path) -> None:
         process.stdin.close()
         process.stdout.close()
         process.stderr.close()
+
+
+def test_an_unexpected_failure_is_a_tool_error_too() -> None:
+    from assistant.errors import ConfigurationError
+    from assistant.mcp_server import tool_result
+
+    def broken():
+        raise ZeroDivisionError("division by zero")
+
+    def leaking():
+        raise ConfigurationError("the key sk-secret was refused")
+
+    crashed = tool_result(broken)
+    assert crashed.is_error and crashed.content[0].text.startswith(
+        "unexpected ZeroDivisionError: division by zero")
+    masked = tool_result(leaking, mask=lambda text: text.replace("sk-secret", "***"))
+    assert masked.is_error and masked.content[0].text == "the key *** was refused"
