@@ -207,11 +207,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
     settings = _settings(args, k=args.k, model=args.model)
+    if args.model and not settings.uses_openai():
+        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
+              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
 
     def interrupted(signum: int, frame: Any) -> None:
         # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
-        # for the client's next line. Nothing is being written (the server only reads the
-        # index), so stop at once, as SIGTERM does.
+        # for the client's next line. The server never writes the index, and its caches are
+        # replaced whole (assistant/files.py), so stop at once, as SIGTERM does.
         print("\ninterrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
 
