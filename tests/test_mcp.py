@@ -140,31 +140,43 @@ def server_log(tmp_path: Path):
 
 
 async def test_assistant_mcp_over_stdio(bundled_home, server_log) -> None:
+    """The real command, its model a scripted OpenAI-compatible server on loopback (the
+    embedded model is not loaded here)."""
+    from fake_openai import FakeOpenAI
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "assistant", "mcp"], cwd=ROOT,
-        env={**os.environ, "ASSISTANT_HOME": str(bundled_home)},
-    )
-    started = time.perf_counter()
-    async with stdio_client(params, errlog=server_log) as (read, write), \
-            ClientSession(read, write) as session:
-        await session.initialize()
-        tools = {t.name for t in (await session.list_tools()).tools}
-        ready = time.perf_counter() - started
-        assert tools == TOOLS
+    with FakeOpenAI(["ok"]) as model:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "assistant", "mcp"], cwd=ROOT,
+            env={**os.environ, "ASSISTANT_HOME": str(bundled_home), "ASSISTANT_MODEL": "fake",
+                 "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-mcp"},
+        )
+        started = time.perf_counter()
+        async with stdio_client(params, errlog=server_log) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            ready = time.perf_counter() - started
+            assert tools == TOOLS
 
-        found = await session.call_tool("search_papers", {"query": "DrPose reward", "k": 2})
-        assert not found.is_error
-        best = found.structured_content["papers"][0]
-        assert best["title"] == DRPOSE
+            found = await session.call_tool("search_papers", {"query": "DrPose reward", "k": 2})
+            assert not found.is_error
+            best = found.structured_content["papers"][0]
+            assert best["title"] == DRPOSE
 
-        paper = await session.call_tool("get_paper", {"id_or_title": best["paper_id"]})
-        assert not paper.is_error
-        assert "PoseScore" in paper.structured_content["abstract"]
+            paper = await session.call_tool("get_paper", {"id_or_title": best["paper_id"]})
+            assert not paper.is_error
+            assert "PoseScore" in paper.structured_content["abstract"]
 
-        missing = await session.call_tool("get_paper", {"id_or_title": "no such paper"})
-        assert missing.is_error and "list_papers lists them" in missing.content[0].text
+            missing = await session.call_tool("get_paper", {"id_or_title": "no such paper"})
+            assert missing.is_error and "list_papers lists them" in missing.content[0].text
+
+            answer = await session.call_tool(
+                "ask", {"question": "What reward does DrPose maximize?"})
+            assert not answer.is_error
+            assert answer.structured_content["abstained"] is False
+            assert answer.structured_content["citations"][0]["title"] == DRPOSE
+            assert "PoseScore" in answer.content[0].text and "[1]" in answer.content[0].text
     assert ready < 15, f"the server took {ready:.1f} s to list its tools"
     server_log.seek(0)
     assert "Traceback" not in server_log.read()
