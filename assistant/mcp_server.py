@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 K = Annotated[int | None, Field(
-    ge=1, le=50, description="how many papers to retrieve (1 to 50; default 5)")]
+    ge=1, le=50, description="how many papers to retrieve (1 to 50; default: the server's -k, 5)")]
 
 INSTRUCTIONS = (
     "Answers questions about the indexed scientific paper abstracts. Prefer `ask` for a "
