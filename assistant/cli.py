@@ -43,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
     chat.add_argument("--model", help="model name on an OpenAI-compatible server")
 
+    mcp = commands.add_parser("mcp", help="serve the assistant to MCP clients (Claude Desktop, "
+                              "Cursor) over stdio")
+    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    mcp.add_argument("--model", help="model name on an OpenAI-compatible server")
+
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
     evaluate.add_argument("--questions", type=Path, metavar="FILE",
                           help="question set (default: the bundled data/eval/questions.jsonl)")
@@ -191,6 +196,33 @@ def cmd_chat(args: argparse.Namespace) -> int:
     return run_chat_command(_settings(args, model=args.model), k=args.k)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+
+    from assistant.api import Assistant
+    from assistant.mcp_server import serve
+
+    # stdout carries the protocol: every log line goes to stderr
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                        stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
+    settings = _settings(args, k=args.k, model=args.model)
+    if args.model and not settings.uses_openai():
+        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
+              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
+        # for the client's next line. The server never writes the index, and its caches are
+        # replaced whole (assistant/files.py), so stop at once, as SIGTERM does.
+        print("\ninterrupted", file=sys.stderr, flush=True)
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, interrupted)
+    serve(Assistant(settings), mask=_secret_free)
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from assistant.evaluation import run_eval_command
 
@@ -198,7 +230,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {
-    "index": cmd_index, "papers": cmd_papers, "ask": cmd_ask, "chat": cmd_chat, "eval": cmd_eval,
+    "index": cmd_index, "papers": cmd_papers, "ask": cmd_ask, "chat": cmd_chat, "mcp": cmd_mcp,
+    "eval": cmd_eval,
 }
 
 
