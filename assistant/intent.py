@@ -52,7 +52,7 @@ _IDENTIFY = re.compile(
     rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
-    rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:a|an|the|some|any)\s+(?:\w+\s+){{0,2}}?{_PAPER}\b"
+    rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{_PAPER}\b"
     rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b",
     re.IGNORECASE,
 )

@@ -23,6 +23,8 @@ KINDS = [
     ("Has anyone combined flow matching with exploration in continuous control?", "identify"),
     ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
     ("Which method speeds up quantized LLMs with shared low-rank corrections?", "identify"),
+    ("Find me work on imitating an expert's risk attitude.", "identify"),
+    ("Show me the results of DrPose.", "fact"),
     ("wich paper does time series forcasting with difusion?", "fact"),  # typo: no rule fires
     # several papers are
     ("Which papers propose variants of GRPO?", "list"),
