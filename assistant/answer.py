@@ -49,6 +49,18 @@ class AnswerConfig:
     relative_support: float = 0.0  # and its share of the best paper's support
     judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
     judge_papers: int = 2  # the best-supported papers put to the judge, in turn
+    judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
+
+
+def _judged(item: Evidence, config: AnswerConfig,
+            abstract: Callable[[str], str | None] | None) -> Source:
+    """The paper as the judge reads it: its whole abstract, or the excerpt chosen for the
+    question (shorter, so read sooner)."""
+    if config.judge_on == "excerpt":
+        text = item.text
+    else:
+        text = (abstract(item.source.paper_id) if abstract else None) or item.source.text
+    return replace(item.source, passages=(text,))
 
 
 def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
@@ -261,7 +273,7 @@ def generate(
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
         # that is merely the nearest one is not (assistant/judge.py).
         for item in sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]:
-            p_yes = judge(question, item.source)
+            p_yes = judge(question, _judged(item, config, abstract))
             if p_yes is None:
                 break  # the model cannot say how sure it is: it writes the answer instead
             if p_yes >= config.judge_threshold:

@@ -163,7 +163,8 @@ class Assistant:
                               focus_tokens=self.settings.focus_tokens,
                               min_support=calibration().threshold,
                               relative_support=calibration().relative,
-                              judge_threshold=calibration().judge)
+                              judge_threshold=calibration().judge,
+                              judge_on=calibration().judge_on)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
@@ -183,7 +184,7 @@ class Assistant:
 
         with self._build_lock:
             if self._judge is None:
-                self._judge = (build_judge(self.llm, self.store.abstract),)
+                self._judge = (build_judge(self.llm),)
             return self._judge[0]
 
     def rewrite(self, question: str, history: History) -> str:

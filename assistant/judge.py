@@ -36,9 +36,10 @@ NO = ("no", "No", " no", " No", "NO")
 _ABSTRACT_CHARS = 1200  # the probe's cut: the abstract's first 1,200 characters
 
 
-def prompt(question: str, source: Source, abstract: str | None = None) -> list[BaseMessage]:
-    """The judge's one message: the paper, its abstract (or its passages), the question."""
-    body = (abstract or " ".join(source.passages) or source.text)[:_ABSTRACT_CHARS]
+def prompt(question: str, source: Source) -> list[BaseMessage]:
+    """The judge's one message: the paper, its passages as the caller chose them (its whole
+    abstract, or the excerpt shown for the question), the question."""
+    body = (" ".join(source.passages) or source.text)[:_ABSTRACT_CHARS]
     text = load_prompt("judge").format(title=source.title, abstract=body, question=question)
     return [HumanMessage(text)]
 
@@ -61,14 +62,12 @@ def _server_yes(llm: Any, messages: list[BaseMessage]) -> float | None:
     return share_of_yes(top)
 
 
-def build_judge(llm: BaseChatModel,
-                abstract: Callable[[str], str | None] | None = None) -> Judge | None:
+def build_judge(llm: BaseChatModel) -> Judge | None:
     """A judge on ``llm``, or None when the model cannot say how sure it is."""
     own = getattr(llm, "yes_probability", None)
     if callable(own):
         def judge(question: str, source: Source) -> float | None:
-            whole = abstract(source.paper_id) if abstract else None
-            return own(prompt(question, source, whole))
+            return own(prompt(question, source))
         return judge
     if hasattr(llm, "openai_api_base"):  # ChatOpenAI and our ServerChatModel
         unable: list[bool] = []
@@ -76,9 +75,8 @@ def build_judge(llm: BaseChatModel,
         def server_judge(question: str, source: Source) -> float | None:
             if unable:
                 return None
-            whole = abstract(source.paper_id) if abstract else None
             try:
-                value = _server_yes(llm, prompt(question, source, whole))
+                value = _server_yes(llm, prompt(question, source))
             except Exception:  # noqa: BLE001  (a server that refuses logprobs: write instead)
                 value = None
             if value is None:

@@ -43,6 +43,7 @@ class Calibration:
     threshold: float
     relative: float = 0.0  # a paper shown beside a better one needs this share of its support
     judge: float = 0.0  # the model's P(yes) a "which paper" answer needs (0: no judge)
+    judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -55,7 +56,8 @@ def calibration() -> Calibration:
     data = json.loads(resources.package_data("support.json").read_text(encoding="utf-8"))
     return Calibration({f: float(data["weights"][f]) for f in FEATURES}, float(data["bias"]),
                        float(data["threshold"]), float(data.get("relative", 0.0)),
-                       float(data.get("judge_threshold", 0.0)))
+                       float(data.get("judge_threshold", 0.0)),
+                       str(data.get("judge_on", "abstract")))
 
 
 def _has_term(term: str, words: set[str]) -> bool:

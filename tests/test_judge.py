@@ -7,6 +7,7 @@ embeddings; the last test asks the real embedded model.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,9 @@ class Judged(FakeListChatModel):
         raise AssertionError("the model should not write the answer when the judge decides")
 
 
-def make(home: Path, minilm, p_yes: float) -> tuple[Assistant, Judged]:
+def make(home: Path, minilm, p_yes: float, **settings) -> tuple[Assistant, Judged]:
     llm = Judged(responses=[""], p_yes=p_yes, prompts=[])
-    return Assistant(Settings(home=home), llm=llm, embeddings=minilm), llm
+    return Assistant(Settings(home=home, **settings), llm=llm, embeddings=minilm), llm
 
 
 def test_share_of_yes_reads_both_answers_in_any_spelling() -> None:
@@ -88,6 +89,28 @@ def test_fact_questions_are_not_judged(bundled_home, minilm) -> None:
     assert not any("judged" in d.reason for d in answer.dropped)
 
 
+def test_the_judge_reads_the_whole_abstract_or_the_excerpt_shown(bundled_home, minilm,
+                                                                monkeypatch) -> None:
+    """judge_on "abstract": every sentence of the paper; "excerpt": only the sentences chosen
+    for the question, so the prompt is shorter."""
+    abstract = next(p.abstract for p in Assistant(Settings(home=bundled_home), embeddings=minilm)
+                    .papers() if p.title == GLOWQ)
+    seen = {}
+    for mode in ("abstract", "excerpt"):
+        monkeypatch.setattr("assistant.support.calibration",
+                            lambda mode=mode: replace(_SHIPPED, judge_on=mode))
+        # a short context, as when several papers share it
+        assistant, llm = make(bundled_home, minilm, 0.99, context_tokens=120, focus_tokens=100)
+        assert not assistant.ask(WHICH).abstained
+        seen[mode] = llm.prompts[0]
+    assert abstract[:200] in seen["abstract"] and GLOWQ in seen["excerpt"]
+    assert len(seen["excerpt"]) < len(seen["abstract"])
+    assert "low-rank" in seen["excerpt"] and WHICH in seen["excerpt"]
+
+
+_SHIPPED = calibration()
+
+
 def test_a_model_without_token_probabilities_has_no_judge() -> None:
     assert build_judge(FakeListChatModel(responses=["x"])) is None
 
@@ -95,7 +118,7 @@ def test_a_model_without_token_probabilities_has_no_judge() -> None:
 def test_the_judge_prompt_cuts_a_long_abstract(bundled_home, minilm) -> None:
     assistant, _ = make(bundled_home, minilm, 0.5)
     source = assistant.retrieve(WHICH)[0]
-    text = str(prompt(WHICH, source, "word " * 2000)[0].content)
+    text = str(prompt(WHICH, replace(source, passages=("word " * 2000,)))[0].content)
     assert text.count("word") < 300 and WHICH in text and source.title in text
 
 
