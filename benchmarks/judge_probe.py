@@ -22,44 +22,58 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assistant import resources  # noqa: E402
-from assistant.answer import AnswerConfig  # noqa: E402
+from assistant import resources, support  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
 from assistant.intent import identifies  # noqa: E402
 from assistant.questions import load_questions  # noqa: E402
-from assistant.support import backing, calibration  # noqa: E402
+from assistant.support import calibration  # noqa: E402
+from assistant.types import Source  # noqa: E402
 
 
-def probe(split: str, out: Path, limit: int | None) -> None:
+def probe(split: str, out: Path, limit: int | None, on: str, null: bool,
+          only: set[str] | None = None) -> None:
+    """Ask each which-paper question through the real pipeline (``Assistant.ask``) with the
+    judge's threshold above 1, so every paper ``generate`` would judge is judged and none is
+    accepted; record what the judge said of each."""
     assistant = Assistant()
-    judge = assistant.judge
-    if judge is None:
+    real = assistant.judge
+    if real is None:
         raise SystemExit("the configured model gives no token probabilities: no judge to probe")
-    model = calibration()
+    shipped = support.calibration()
+    support.calibration = lambda: replace(shipped, judge=1.01, judge_on=on)  # judge them all
+    calls: list[dict] = []
+
+    def recording(question: str, source: Source) -> float | None:
+        started = time.perf_counter()
+        value = real(question, source)
+        calls.append({"paper_id": source.paper_id, "support": source.support,
+                      "p_yes": round(value or 0.0, 4), "chars": len(" ".join(source.passages)),
+                      "seconds": round(time.perf_counter() - started, 2)})
+        return value
+
+    assistant._judge = (recording,)
     questions = [q for q in load_questions(resources.eval_questions(), split)
-                 if identifies(q.joined()) and q.kind != "followup"][:limit]
+                 if identifies(q.joined()) and q.kind != "followup"
+                 and (only is None or q.id in only)][:limit]
     with out.open("w", encoding="utf-8") as handle:
         for q in questions:
-            text = q.joined()
-            backed = backing(assistant.retrieve(text), model.threshold, model.relative)
-            papers = []
-            for source in sorted(backed, key=lambda s: -s.support)[: AnswerConfig.judge_papers]:
-                started = time.perf_counter()
-                value = judge(text, source)
-                papers.append({"paper_id": source.paper_id, "gold": source.paper_id in q.gold,
-                               "support": source.support, "p_yes": round(value or 0.0, 4),
-                               "seconds": round(time.perf_counter() - started, 2)})
-            handle.write(json.dumps({"id": q.id, "split": q.split,
-                                     "answerable": not q.expect_abstain,
-                                     "gold_backed": any(p["gold"] for p in papers),
-                                     "papers": papers}) + "\n")
+            calls.clear()
+            assistant.ask(q.joined())
+            papers = [dict(c, gold=c["paper_id"] in q.gold) for c in calls]
+            row = {"id": q.id, "split": q.split, "on": on, "answerable": not q.expect_abstain,
+                   "gold_backed": any(p["gold"] for p in papers), "papers": papers}
+            if null:  # the question's own pull towards "yes", with no paper to read
+                row["null"] = round(real(q.joined(), Source("", "N/A", "N/A", 0.0,
+                                                            passages=("N/A",))) or 0.0, 4)
+            handle.write(json.dumps(row) + "\n")
             handle.flush()
-            print(q.id, [(p["gold"], p["p_yes"]) for p in papers], flush=True)
+            print(q.id, [(p["gold"], p["p_yes"]) for p in papers], row.get("null"), flush=True)
 
 
 def outcome(row: dict, threshold: float) -> str:
@@ -126,13 +140,19 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="probe the split and write its rows here")
     parser.add_argument("--split", default="dev", choices=["dev", "test"])
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--on", default="abstract", choices=["abstract", "excerpt"],
+                        help="what the judge reads: the whole abstract or the excerpt shown")
+    parser.add_argument("--null", action="store_true",
+                        help="also record each question's P(yes) with no paper (its prior)")
+    parser.add_argument("--only", help="a file of question ids, one per line: probe just these")
     parser.add_argument("--from", dest="source", type=Path, help="rows written by --out")
     parser.add_argument("--plot", type=Path, help="draw the dev P(yes) and the threshold here")
     parser.add_argument("--write", action="store_true",
                         help="save the threshold chosen on dev in assistant/data/support.json")
     args = parser.parse_args()
     if args.out:
-        probe(args.split, args.out, args.limit)
+        only = set(args.only and Path(args.only).read_text().split() or []) or None
+        probe(args.split, args.out, args.limit, args.on, args.null, only)
     path = args.source or args.out
     if path is None:
         parser.error("give --out (probe) or --from (choose a threshold)")
