@@ -268,6 +268,31 @@ def test_malformed_json_and_unknown_routes(server, fake) -> None:
     assert ask(server.client()).choices[0].message.content == CONTENT
 
 
+def test_no_index_or_a_failing_model_is_an_error_with_the_cli_message(bundled_home,
+                                                                      tmp_path) -> None:
+    empty = tmp_path / "empty"
+    cli = run_cli("papers", env=environment(empty), timeout=120)
+    assert cli.returncode == 1
+    with serving(environment(empty), tmp_path / "log") as server:
+        response = httpx.post(f"{server.url}/v1/chat/completions", timeout=60, json={
+            "model": "assistant", "messages": [{"role": "user", "content": QUESTION}]})
+        assert response.status_code == 503
+        assert cli.stderr.strip() == f"error: {response.json()['error']['message']}"
+        assert response.json()["error"]["code"] == "no_index"
+        with pytest.raises(openai.APIError, match="No index at"):  # mid-stream: an error event
+            list(ask(server.client(), stream=True))
+        papers = httpx.get(f"{server.url}/v1/papers", timeout=60)
+        assert papers.status_code == 503 and "assistant index" in papers.text
+    with FakeOpenAI([500]) as model, serving(
+            environment(bundled_home, model, ASSISTANT_MAX_RETRIES="0"),
+            tmp_path / "log2") as server:
+        failed = httpx.post(f"{server.url}/v1/ask", json={"question": QUESTION}, timeout=60)
+        assert failed.status_code == 502
+        assert "failed with HTTP 500" in failed.json()["error"]["message"]
+        assert server.health()["answering"] == 0
+    assert "Traceback" not in server.logged()
+
+
 # The key, the queue, starting and stopping --------------------------------------------------------
 def test_a_wrong_key_is_refused_with_401_and_never_logged(bundled_home, tmp_path) -> None:
     with FakeOpenAI(["ok"]) as model, serving(
