@@ -50,6 +50,7 @@ class Seen:
     authorization: str
     body: dict[str, Any]
     finished: bool = False
+    ended: float | None = None  # when the reply was sent to its end
 
 
 @dataclass
@@ -80,6 +81,7 @@ class FakeOpenAI:
                     step = fake.script[min(len(fake.seen) - 1, len(fake.script) - 1)]
                 fake._answer(self, step, body)
                 seen.finished = step == "ok"
+                seen.ended = time.monotonic()
 
         self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import httpx
@@ -163,8 +164,10 @@ def test_four_clients_at_once_are_all_answered(server, fake) -> None:
         plain = [pool.submit(lambda: ask(client).choices[0].message.content) for _ in range(2)]
         contents = [f.result(timeout=120) for f in streamed + plain]
     assert contents == [CONTENT] * 4
-    # one at a time: each answer's model request began after the one before had ended
-    assert len([s for s in fake.seen if s.finished]) == 4
+    # one at a time: each question reached the model after the one before had its reply
+    seen = sorted(fake.seen, key=lambda s: s.at)
+    assert len(seen) == 4 and all(s.finished for s in seen)
+    assert all(later.at >= earlier.ended for earlier, later in pairwise(seen))
     assert server.health() == {"status": "ok", "answering": 0, "waiting": 0, "queue": 8}
 
 
