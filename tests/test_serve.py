@@ -110,6 +110,34 @@ def fake(model) -> Iterator[FakeOpenAI]:
     model.reply, model.delay = drpose_reply, 0.005
 
 
+# The format, in process ------------------------------------------------------------------------
+def test_the_conversation_is_the_last_user_message_and_the_turns_before_it() -> None:
+    from assistant.openai_format import Message, conversation
+
+    messages = [Message(role=role, content=text) for role, text in [
+        ("system", "Be brief."), ("user", "first?"), ("assistant", f"A [1].\n\n[1] {DRPOSE}"),
+        ("user", "unanswered?"), ("user", "second?"), ("assistant", "B."),
+        ("user", [{"type": "text", "text": "third"}, {"type": "text", "text": "part?"}]),
+        ("assistant", "a prefill after the question is not a turn"),
+    ]]
+    question, history = conversation(messages)
+    assert question == "third\npart?"
+    assert history == [("first?", "A [1]."), ("second?", "B.")]
+
+
+def test_validation_errors_read_as_one_line_naming_each_field() -> None:
+    from pydantic import ValidationError
+
+    from assistant.openai_format import ChatRequest, problems
+
+    with pytest.raises(ValidationError) as bad:
+        ChatRequest.model_validate({"messages": [{"role": "user", "content": 5}], "k": "3"})
+    errors = [{**e, "loc": ("body", *e["loc"])} for e in bad.value.errors()]  # as FastAPI has it
+    assert problems(errors) == (
+        "bad request: `messages.0.content`: Input should be a valid string or a valid list; "
+        "`k`: Input should be a valid integer")
+
+
 # Answers ---------------------------------------------------------------------------------------
 def test_a_question_gets_the_checked_answer_with_references_and_citations(server, fake) -> None:
     completion = ask(server.client())
