@@ -343,7 +343,8 @@ def test_a_wrong_key_is_refused_with_401_and_never_logged(bundled_home, tmp_path
     assert KEY not in server.logged()
 
 
-def test_a_full_queue_is_a_503_with_retry_after(bundled_home, tmp_path) -> None:
+def test_a_full_queue_is_a_503_with_retry_after_and_one_who_gives_up_leaves_it(
+        bundled_home, tmp_path) -> None:
     release = threading.Event()
 
     def slow(prompt: str) -> str:
@@ -352,10 +353,14 @@ def test_a_full_queue_is_a_503_with_retry_after(bundled_home, tmp_path) -> None:
 
     with FakeOpenAI(["ok"], reply=slow) as model, serving(
             environment(bundled_home, model, ASSISTANT_SERVE_QUEUE="1"),
-            tmp_path / "log") as server, ThreadPoolExecutor(2) as pool:
+            tmp_path / "log") as server, ThreadPoolExecutor(3) as pool:
         try:
             first = pool.submit(ask, server.client())
             server.wait_until(answering=1)
+            gives_up = pool.submit(hang_up_after, 2.0, server.url)
+            server.wait_until(answering=1, waiting=1)
+            assert isinstance(gives_up.result(30), httpx.ReadTimeout)
+            server.wait_until(answering=1, waiting=0)  # it gave up its place
             second = pool.submit(ask, server.client())
             server.wait_until(answering=1, waiting=1)
             with pytest.raises(openai.APIStatusError) as busy:
@@ -367,7 +372,18 @@ def test_a_full_queue_is_a_503_with_retry_after(bundled_home, tmp_path) -> None:
             release.set()
         assert first.result(60).choices[0].message.content == CONTENT
         assert second.result(60).choices[0].message.content == CONTENT
-        assert len(model.seen) == 2
+        assert len(model.seen) == 2  # the one that gave up never reached the model
+
+
+def hang_up_after(seconds: float, url: str) -> Exception | None:
+    """A question whose client gives up waiting after ``seconds`` (and closes the connection)."""
+    try:
+        with httpx.Client(timeout=seconds) as client:
+            client.post(f"{url}/v1/chat/completions", json={
+                "model": "assistant", "messages": [{"role": "user", "content": QUESTION}]})
+    except httpx.HTTPError as exc:
+        return exc
+    return None
 
 
 def test_a_non_loopback_host_needs_a_key(tmp_path) -> None:
