@@ -46,7 +46,7 @@ class ChatRequest(BaseModel):
 
     model: StrictStr = MODEL
     messages: list[Message] = Field(min_length=1)
-    stream: StrictBool = False
+    stream: StrictBool | None = False  # null, as some clients send it, is false
     k: StrictInt | None = Field(None, ge=1, le=50, description="papers to retrieve")
 
 
