@@ -48,6 +48,15 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
     mcp.add_argument("--model", help="model name on an OpenAI-compatible server")
 
+    serve = commands.add_parser("serve", help="serve an OpenAI-compatible HTTP API (Open WebUI, "
+                                "the openai client)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1; any other needs "
+                       "ASSISTANT_API_KEY)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    serve.add_argument("--model", help="model name on an OpenAI-compatible server")
+
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
     evaluate.add_argument("--questions", type=Path, metavar="FILE",
                           help="question set (default: the bundled data/eval/questions.jsonl)")
@@ -92,7 +101,7 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
 
 def _secret_free(text: str) -> str:
     """Any API key from the environment, masked."""
-    for name in ("OPENAI_API_KEY",):
+    for name in ("OPENAI_API_KEY", "ASSISTANT_API_KEY"):
         secret = os.environ.get(name)
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
@@ -223,6 +232,41 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+class _SecretFreeFormatter:
+    """Log lines (tracebacks included) with any API key from the environment masked."""
+
+    def __init__(self, fmt: str) -> None:
+        import logging
+
+        self._formatter = logging.Formatter(fmt)
+
+    def format(self, record: Any) -> str:
+        return _secret_free(self._formatter.format(record))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+
+    from assistant.api import Assistant
+    from assistant.http_server import serve
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_SecretFreeFormatter("assistant serve: %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    for name in ("assistant", "uvicorn"):
+        logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
+    settings = _settings(args, k=args.k, model=args.model)
+    if args.model and not settings.uses_openai():
+        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
+              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found:
+    # this one, so that a stop asked for ends with exit 0 rather than death by signal
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    serve(Assistant(settings), host=args.host, port=args.port, mask=_secret_free)
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from assistant.evaluation import run_eval_command
 
@@ -231,7 +275,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "index": cmd_index, "papers": cmd_papers, "ask": cmd_ask, "chat": cmd_chat, "mcp": cmd_mcp,
-    "eval": cmd_eval,
+    "serve": cmd_serve, "eval": cmd_eval,
 }
 
 

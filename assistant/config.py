@@ -84,6 +84,16 @@ class Settings(BaseSettings):
     max_retries: int = Field(
         2, ge=0, le=10, description="ASSISTANT_MAX_RETRIES: retries on 429/5xx and timeouts."
     )
+    api_key: SecretStr | None = Field(
+        None,
+        description="ASSISTANT_API_KEY: the bearer key `assistant serve` asks of clients on its "
+        "/v1 routes; required to serve on a host other than loopback.",
+    )
+    serve_queue: int = Field(
+        8, ge=0, le=1000,
+        description="ASSISTANT_SERVE_QUEUE: questions that may wait while `assistant serve` "
+        "answers another (the model answers one at a time); more are refused with 503.",
+    )
     debug: bool = Field(False, description="ASSISTANT_DEBUG: show tracebacks on errors.")
 
     # Resolved locations -------------------------------------------------------------

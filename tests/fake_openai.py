@@ -10,6 +10,9 @@ Each request takes the next behaviour from ``script`` (the last one repeats):
 - ``"drop"``: stream a sentence and a half, then cut the connection in the middle of the body;
 - ``"truncate"``: stream a sentence and a half, then end the body cleanly, without ``finish_reason``
   or ``[DONE]`` (a proxy that closes early).
+
+Streams send a word every ``delay`` seconds; ``Seen.finished`` says whether a reply was sent to
+its end (False when the client hung up first).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Seen:
     path: str
     authorization: str
     body: dict[str, Any]
+    finished: bool = False
+    ended: float | None = None  # when the reply was sent to its end
 
 
 @dataclass
@@ -53,6 +58,7 @@ class FakeOpenAI:
     script: list[Any] = field(default_factory=lambda: ["ok"])
     reply: Callable[[str], str] = drpose_reply
     seen: list[Seen] = field(default_factory=list)
+    delay: float = 0.005
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -70,9 +76,12 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     key = self.headers.get("Authorization", "")
-                    fake.seen.append(Seen(time.monotonic(), self.path, key, body))
+                    seen = Seen(time.monotonic(), self.path, key, body)
+                    fake.seen.append(seen)
                     step = fake.script[min(len(fake.seen) - 1, len(fake.script) - 1)]
                 fake._answer(self, step, body)
+                seen.finished = step == "ok"
+                seen.ended = time.monotonic()
 
         self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -116,11 +125,11 @@ class FakeOpenAI:
             return
         words = re.findall(r"\S+\s*", text)
         if step == "ok":
-            _stream(handler, words, finish=True)
+            _stream(handler, words, finish=True, delay=self.delay)
         elif step == "drop":
-            _stream(handler, words[:12], finish=False, cut=True)
+            _stream(handler, words[:12], finish=False, cut=True, delay=self.delay)
         elif step == "truncate":
-            _stream(handler, words[:12], finish=False, chunked=False)
+            _stream(handler, words[:12], finish=False, chunked=False, delay=self.delay)
         else:  # pragma: no cover - a mistake in a test's script
             raise ValueError(f"unknown behaviour {step!r}")
 
@@ -152,7 +161,7 @@ def _event(delta: dict[str, Any], finish: str | None = None, usage: bool = False
 
 
 def _stream(handler: BaseHTTPRequestHandler, words: list[str], *, finish: bool,
-            cut: bool = False, chunked: bool = True) -> None:
+            cut: bool = False, chunked: bool = True, delay: float = 0.005) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     if chunked:
@@ -168,7 +177,7 @@ def _stream(handler: BaseHTTPRequestHandler, words: list[str], *, finish: bool,
     write(_event({"role": "assistant", "content": ""}))
     for word in words:
         write(_event({"content": word}))
-        time.sleep(0.005)
+        time.sleep(delay)
     if cut:  # mid-body, without the terminating chunk: the client sees a broken stream
         handler.connection.shutdown(socket.SHUT_RDWR)
         handler.close_connection = True
