@@ -1,4 +1,6 @@
-"""Settings: one object, read from ``ASSISTANT_*`` (and the usual ``OPENAI_*``) variables."""
+"""Settings: one object, read from ``ASSISTANT_*`` (and the usual ``OPENAI_*``) variables.
+
+``python -m assistant.config`` prints them as the README's table."""
 
 from __future__ import annotations
 
@@ -21,11 +23,14 @@ class Settings(BaseSettings):
         "Unset: the checkout's vectorstore/ and the platform's user cache folder.",
     )
     vectorstore: Path | None = Field(
-        None, description="ASSISTANT_VECTORSTORE: folder of the persisted Chroma index."
+        None, description="ASSISTANT_VECTORSTORE: folder of the persisted Chroma index. Unset: "
+        "`vectorstore/` in a checkout, else the user data folder."
     )
     cache_dir: Path | None = Field(
         None,
-        description="ASSISTANT_CACHE_DIR: assembled model file, tiktoken encodings, chat history.",
+        description="ASSISTANT_CACHE_DIR: assembled model file, tiktoken encodings, chat "
+        "history, the embedded model's saved system-prompt states (`prompt-states/`, at most 8 "
+        "of about 13 MB). Unset: the user cache folder (`~/.cache/assistant`).",
     )
     chroma_url: str | None = Field(
         None, description="ASSISTANT_CHROMA_URL: http://host:port of a Chroma server to use instead."
@@ -42,14 +47,19 @@ class Settings(BaseSettings):
         "(default gpt-4o-mini; ignored by the embedded model).",
     )
     openai_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("OPENAI_API_KEY"), description="OPENAI_API_KEY."
+        None, validation_alias=AliasChoices("OPENAI_API_KEY"),
+        description="OPENAI_API_KEY: key for OpenAI or a compatible server; when it or "
+        "OPENAI_BASE_URL is set, answers come from that server."
     )
     openai_base_url: str | None = Field(
-        None, validation_alias=AliasChoices("OPENAI_BASE_URL"), description="OPENAI_BASE_URL."
+        None, validation_alias=AliasChoices("OPENAI_BASE_URL"),
+        description="OPENAI_BASE_URL: an OpenAI-compatible server (vLLM, Ollama, llama.cpp)."
     )
     k: int = Field(5, ge=1, le=50, description="ASSISTANT_K: papers retrieved per question.")
     chunk_tokens: int = Field(
-        160, ge=32, le=400, description="ASSISTANT_CHUNK_TOKENS: chunk size in tiktoken tokens."
+        160, ge=32, le=400, description="ASSISTANT_CHUNK_TOKENS: chunk size in tiktoken "
+        "tokens (a paper's last chunk may hold an eighth more); after a change, the next "
+        "`assistant index` re-chunks and re-embeds every paper."
     )
     chunk_overlap: int = Field(
         16, ge=0, le=200, description="ASSISTANT_CHUNK_OVERLAP: overlap between chunks, tokens."
@@ -57,7 +67,8 @@ class Settings(BaseSettings):
     context_tokens: int = Field(
         360,
         ge=100,
-        description="ASSISTANT_CONTEXT_TOKENS: budget for the passages sent to the model.",
+        description="ASSISTANT_CONTEXT_TOKENS: budget for the excerpts sent to the model (each "
+        "paper's sentences closest to the question).",
     )
     focus_tokens: int = Field(
         300,
@@ -96,6 +107,19 @@ class Settings(BaseSettings):
     )
     debug: bool = Field(False, description="ASSISTANT_DEBUG: show tracebacks on errors.")
 
+    @classmethod
+    def table(cls) -> str:
+        """The settings as a Markdown table (variable, default, meaning), from the fields'
+        descriptions: the README's table is this, checked by tests/test_packaging.py."""
+        rows = ["| variable | default | meaning |", "|---|---|---|"]
+        for field in cls.model_fields.values():
+            variable, meaning = (field.description or "").split(": ", 1)
+            default = field.default
+            shown = "unset" if default is None else str(default).lower() if isinstance(
+                default, bool) else str(default)
+            rows.append(f"| `{variable}` | {shown} | {meaning} |")
+        return "\n".join(rows) + "\n"
+
     # Resolved locations -------------------------------------------------------------
     def vectorstore_path(self) -> Path:
         """Folder of the embedded Chroma index."""
@@ -116,3 +140,7 @@ class Settings(BaseSettings):
     def uses_openai(self) -> bool:
         """True when an OpenAI-compatible server is configured instead of the embedded model."""
         return bool(self.openai_api_key or self.openai_base_url)
+
+
+if __name__ == "__main__":
+    print(Settings.table(), end="")
