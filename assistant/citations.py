@@ -26,6 +26,9 @@ _SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\
 # Words that cannot start the predicate after a subject: "[1] in particular …" is no subject.
 _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but this that these
     those it its their which who whose where when while if than then so such""".split())
+# A sentence that says what the paper itself does: "we propose", "this paper presents"
+_PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
+                       r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 _REFUSAL = re.compile(
     r"\b(?:sources?|papers?|abstracts?|context|documents?|passages?|provided)\b.*"
@@ -200,31 +203,35 @@ class CitationChecker:
         question: a title alone is a claim nobody checked."""
         if len(items) == 1 and self.papers and not self.several:
             passage, said = self.claim(items[0])
-            return Verdict(f'{lead}{self.label(items[0])}: "{said}"', (items[0].number,),
+            quoted = " … ".join(f'"{s}"' for s in said)
+            return Verdict(f"{lead}{self.label(items[0])}: {quoted}", (items[0].number,),
                            (passage,), pointer=True)
         return Verdict(
             lead + "; ".join(self.label(e) for e in items) + ".",
             tuple(e.number for e in items), tuple(e.passages[0] for e in items), pointer=True,
         )
 
-    def claim(self, item: Evidence) -> tuple[str, str]:
-        """(passage, sentence): the sentence of the paper's abstract (or, without it, of its
-        passages) that says what it does: its "we propose …" counts as two of the question's
-        words, then the most of them."""
-        best: tuple[float, int, str, str] | None = None
+    def claim(self, item: Evidence) -> tuple[str, tuple[str, ...]]:
+        """(passage, sentences): what the paper does, in its abstract's words (or, without the
+        abstract, its passages'): the sentence that says what it proposes ("we propose …",
+        "this paper presents …") sharing the most of the question's words, and, when another
+        sentence shares more of them, that one too, in the abstract's order."""
         whole = self.abstract(item.source.paper_id) if self.abstract else None
+        scored = []  # (shared words, proposes, position, sentence, passage)
         for passage in ([whole] if whole else item.passages):
-            for position, sentence in enumerate(split_sentences(passage)):
+            for sentence in split_sentences(passage):
                 shared = len(set(terms(sentence)) & self._question_words)
-                bonus = 2 if re.search(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
-                                       r"(?:propose|introduce|present)", sentence, re.I) else 0
-                rank = (shared + bonus, -position, sentence, passage)
-                if best is None or rank[:2] > best[:2]:
-                    best = rank
-        if best is None:
-            return item.passages[0], item.passages[0]
-        said = best[2].strip()
-        return (said if whole else best[3]), said
+                scored.append((shared, bool(_PROPOSES.search(sentence)), len(scored),
+                               sentence.strip(), passage))
+        if not scored:
+            return item.passages[0], (item.passages[0],)
+        proposing = [s for s in scored if s[1]] or scored
+        main = max(proposing, key=lambda s: (s[0], -s[2]))
+        closest = max(scored, key=lambda s: (s[0], -s[2]))
+        both = closest[0] > main[0] and (whole or closest[4] is main[4])
+        picked = sorted({main, closest} if both else {main}, key=lambda s: s[2])
+        passage = whole if whole else main[4]
+        return passage, tuple(s[3] for s in picked)
 
     def relevant(self, item: Evidence) -> bool:
         """For "which papers …?" questions that name something (GRPO, ImageNet), whether the

@@ -211,6 +211,27 @@ def test_title_or_echo_answers_to_which_work_give_the_method_name_and_what_it_do
     assert more.sentence == "PEA aligns embeddings progressively at test time."
 
 
+def test_a_which_paper_answer_quotes_what_the_paper_proposes_and_the_closest_sentence() -> None:
+    background = "Test-time adaptation adapts a deployed model during online inference."
+    proposal = "We propose PEA, an alignment method."
+    detail = "PEA corrects embedding distortions with only two forward passes."
+    title = "Architecture-Agnostic Test-Time Adaptation via Backprop-Free Embedding Alignment"
+    evidence = [_evidence(1, title, f"{background} {proposal} {detail}")]
+
+    def pointer(question: str) -> str:
+        checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), papers=True,
+                                  question=question)
+        return checker.pointer(evidence).sentence
+
+    assert pointer("Which paper does embedding alignment?") == f'{title} (PEA): "{proposal}"'
+    # the proposal is always quoted, though the background shares more of the question's words
+    assert pointer("Which work adapts a deployed model?") == (
+        f'{title} (PEA): "{background}" … "{proposal}"')
+    # a sentence closer to the question than the proposal is quoted too, in the abstract's order
+    assert pointer("Which paper corrects embedding distortions with two forward passes?") == (
+        f'{title} (PEA): "{proposal}" … "{detail}"')
+
+
 def test_source_numbers_as_subject_become_the_papers_names() -> None:
     evidence = [
         _evidence(1, "TEDM: Time Series Forecasting with Diffusion", "Time series forecasting with "
