@@ -9,6 +9,7 @@ each such stem, for ``rarity`` and ``knows``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -38,7 +39,13 @@ _STOP_LIST = sorted(_STOP)
 _SUFFIXES = (("ations", "at"), ("ation", "at"), ("ings", ""), ("ing", ""), ("ies", "y"),
              ("ied", "y"), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""),
              ("e", ""))
+# atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores stay on the
+# scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
+_PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
+# A saved index made with other words or weights is built again.
+_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english"]).encode()).hexdigest()[:12]
 _STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
+_ABOUT = "index.json"  # written last: the number of documents and the format
 
 
 @lru_cache(maxsize=200_000)
@@ -64,8 +71,7 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 
 
 class BM25:
-    """Okapi BM25 (bm25s's k1 1.5, b 0.75); ``search`` returns (document index, score), best
-    first."""
+    """Okapi BM25; ``search`` returns (document index, score), best first."""
 
     def __init__(self, index: bm25s.BM25 | None, size: int, folder: Path | None = None,
                  stems: dict[str, int] | None = None) -> None:
@@ -80,9 +86,7 @@ class BM25:
         tokens = _tokens(texts)
         index = None
         if any(tokens):
-            # atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores
-            # stay on the scale of the idf sums the support model compares them with.
-            index = bm25s.BM25(method="atire", idf_method="lucene")
+            index = bm25s.BM25(**_PARAMS)
             index.index(tokens, show_progress=False)
         stems = Counter(t for text in texts for t in set(terms(text)))
         return cls(index, len(texts), stems=dict(stems))
@@ -126,11 +130,11 @@ class BM25:
             if self.index is not None:
                 self.index.save(tmp, show_progress=False)
             (tmp / _STEMS).write_text(json.dumps(self.stems))
-            (tmp / "size.json").write_text(json.dumps(self.size))  # the last file written
+            (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT}))
             try:
                 tmp.rename(folder)
             except OSError:
-                if not (folder / "size.json").is_file():
+                if not (folder / _ABOUT).is_file():
                     raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -140,7 +144,10 @@ class BM25:
         """The index ``save`` wrote, its arrays mapped from the files; ``ValueError`` when it
         is not whole."""
         try:
-            size = int(json.loads((folder / "size.json").read_text()))
+            about = json.loads((folder / _ABOUT).read_text())
+            if about["format"] != _FORMAT:
+                raise ValueError(f"{folder} was made with other words or weights")
+            size = int(about["size"])
             index = None
             if (folder / "params.index.json").is_file():
                 index = bm25s.BM25.load(folder, mmap=True, show_progress=False)

@@ -13,6 +13,7 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assistant import lexical
 from assistant.lexical import _STOP, BM25, stem, terms
 
 # Inflected forms that Snowball folds together ("policy", "policies") and stop words the
@@ -111,9 +112,14 @@ def test_a_saved_index_loads_with_the_same_answers(tmp_path) -> None:
     assert BM25.load(tmp_path / "empty.bm25").search("the", 3) == []
 
 
-def test_a_damaged_index_does_not_load(tmp_path) -> None:
+def test_a_damaged_or_differently_made_index_does_not_load(tmp_path, monkeypatch) -> None:
     folder = tmp_path / "v1.bm25"
     BM25.build(["graph policies", "diffusion rewards"]).save(folder)
+    assert BM25.load(folder).size == 2
+    with monkeypatch.context() as patch:  # other weights or stop words: built again
+        patch.setattr(lexical, "_FORMAT", "another")
+        with pytest.raises(ValueError):
+            BM25.load(folder)
     (folder / "params.index.json").write_text("{")
     with pytest.raises(ValueError):
         BM25.load(folder)
