@@ -17,7 +17,7 @@ import re
 import shutil
 import uuid
 from collections import Counter
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 
 import bm25s
@@ -73,13 +73,10 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 class BM25:
     """Okapi BM25; ``search`` returns (document index, score), best first."""
 
-    def __init__(self, index: bm25s.BM25 | None, size: int, folder: Path | None = None,
-                 stems: dict[str, int] | None = None) -> None:
+    def __init__(self, index: bm25s.BM25 | None, size: int, stems: dict[str, int]) -> None:
         self.index = index  # None when no document has a word to index
         self.size = size
-        self._folder = folder  # where the crude stems are read from, when first asked
-        if stems is not None:
-            self.__dict__["stems"] = stems
+        self.stems = stems  # how many documents use each crude stem (``terms``)
 
     @classmethod
     def build(cls, texts: list[str]) -> BM25:
@@ -88,15 +85,7 @@ class BM25:
         if any(tokens):
             index = bm25s.BM25(**_PARAMS)
             index.index(tokens, show_progress=False)
-        stems = Counter(t for text in texts for t in set(terms(text)))
-        return cls(index, len(texts), stems=dict(stems))
-
-    @cached_property
-    def stems(self) -> dict[str, int]:
-        """How many documents use each crude stem (``terms``)."""
-        if self._folder is None:
-            return {}
-        return json.loads((self._folder / _STEMS).read_text())
+        return cls(index, len(texts), dict(Counter(t for text in texts for t in set(terms(text)))))
 
     def rarity(self, term: str) -> float:
         """The inverse document frequency of a crude stem; a stem never seen is the rarest."""
@@ -148,6 +137,9 @@ class BM25:
             if about["format"] != _FORMAT:
                 raise ValueError(f"{folder} was made with other words or weights")
             size = int(about["size"])
+            stems = json.loads((folder / _STEMS).read_text())
+            if not isinstance(stems, dict):
+                raise TypeError("the stems are not a mapping")
             index = None
             if (folder / "params.index.json").is_file():
                 index = bm25s.BM25.load(folder, mmap=True, show_progress=False)
@@ -155,4 +147,4 @@ class BM25:
                     raise ValueError(f"{folder}: the index does not hold {size} documents")
         except (OSError, json.JSONDecodeError, TypeError, KeyError) as exc:
             raise ValueError(f"{folder} is not a whole BM25 index") from exc
-        return cls(index, size, folder)
+        return cls(index, size, stems)
