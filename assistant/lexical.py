@@ -45,7 +45,9 @@ _PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
 # A saved index made with other words or weights is built again.
 _FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english"]).encode()).hexdigest()[:12]
 _STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
-_ABOUT = "index.json"  # written last: the number of documents and the format
+# Written last: the number of documents, the format, and whether bm25s's files are there
+# (not when no document has a word to index).
+_ABOUT = "index.json"
 
 
 @lru_cache(maxsize=200_000)
@@ -119,7 +121,8 @@ class BM25:
             if self.index is not None:
                 self.index.save(tmp, show_progress=False)
             (tmp / _STEMS).write_text(json.dumps(self.stems))
-            (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT}))
+            (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT,
+                                                  "indexed": self.index is not None}))
             try:
                 tmp.rename(folder)
             except OSError:
@@ -141,7 +144,7 @@ class BM25:
             if not isinstance(stems, dict):
                 raise TypeError("the stems are not a mapping")
             index = None
-            if (folder / "params.index.json").is_file():
+            if about["indexed"]:
                 index = bm25s.BM25.load(folder, mmap=True, show_progress=False)
                 if index.scores["num_docs"] != size:
                     raise ValueError(f"{folder}: the index does not hold {size} documents")

@@ -123,5 +123,8 @@ def test_a_damaged_or_differently_made_index_does_not_load(tmp_path, monkeypatch
     (folder / "params.index.json").write_text("{")
     with pytest.raises(ValueError):
         BM25.load(folder)
+    (folder / "params.index.json").unlink()  # gone: not an index without bm25s's part
+    with pytest.raises(ValueError):
+        BM25.load(folder)
     with pytest.raises(ValueError):
         BM25.load(tmp_path / "missing.bm25")
