@@ -1,4 +1,4 @@
-"""Every indexed chunk's text and paper, kept in memory beside the BM25 index.
+"""Every indexed chunk's id, text and paper, kept in memory beside the BM25 index.
 
 With it a question reads Chroma once, for the ids of its dense neighbours: the text and the
 paper of every candidate, dense or lexical, are looked up here. The texts are one UTF-8
@@ -77,16 +77,19 @@ class ChunkTable:
         return paper
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The table as plain arrays (the ids are saved with the BM25 index)."""
+        """The table as plain arrays; ``from_arrays`` reads them back."""
         text = self._text
         if not isinstance(text, np.ndarray):
             text = np.frombuffer(text, dtype=np.uint8)
         lines = "\n".join(self._paper_json).encode()  # json.dumps escapes every newline
+        ids = "\n".join(self.ids).encode()  # "<paper id>:<n>", never with a newline
         return {"chunk_text": text, "chunk_offsets": self._offsets, "chunk_paper": self._paper,
-                "chunk_paper_lines": np.frombuffer(lines, dtype=np.uint8)}
+                "chunk_paper_lines": np.frombuffer(lines, dtype=np.uint8),
+                "chunk_ids": np.frombuffer(ids, dtype=np.uint8)}
 
     @classmethod
-    def from_arrays(cls, data: Mapping[str, np.ndarray], ids: Sequence[str]) -> ChunkTable:
+    def from_arrays(cls, data: Mapping[str, np.ndarray]) -> ChunkTable:
         lines = data["chunk_paper_lines"].tobytes().decode()
-        return cls(ids, data["chunk_text"], data["chunk_offsets"], data["chunk_paper"],
-                   lines.split("\n") if lines else [])
+        ids = data["chunk_ids"].tobytes().decode()
+        return cls(ids.split("\n") if len(data["chunk_paper"]) else [], data["chunk_text"],
+                   data["chunk_offsets"], data["chunk_paper"], lines.split("\n") if lines else [])

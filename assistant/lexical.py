@@ -1,22 +1,28 @@
-"""BM25 over the stored chunks, for the lexical half of hybrid retrieval.
+"""Words for the lexical half of hybrid retrieval, and for the grounding checks.
 
-The index is kept as flat numpy arrays (one row per term occurrence, grouped by term) with
-each occurrence's BM25 weight precomputed, so a query is a few vectorised additions, and
-the index can be saved next to the store and loaded in milliseconds.
+The lexical search is bm25s's Okapi BM25 over Snowball stems (PyStemmer), saved with bm25s's
+own ``save`` as ``.npy`` files that ``load`` maps. ``terms`` and ``stem`` are this project's
+crude stems, which the grounding checks (citations, intent, support) compare words with; so
+that those checks read the same stems as before, the index also keeps how many documents use
+each such stem, for ``rarity`` and ``knows``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
+import shutil
+import uuid
 from collections import Counter
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
+import bm25s
 import numpy as np
-
-from assistant.files import load_mapped, save_mapped
+import Stemmer
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -29,9 +35,19 @@ _STOP = frozenset(
     with would you your paper papers study propose proposes proposed method approach use
     uses used""".split()
 )
+_STOP_LIST = sorted(_STOP)
 _SUFFIXES = (("ations", "at"), ("ation", "at"), ("ings", ""), ("ing", ""), ("ies", "y"),
              ("ied", "y"), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""),
              ("e", ""))
+# atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores stay on the
+# scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
+_PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
+# A saved index made with other words or weights is built again.
+_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english"]).encode()).hexdigest()[:12]
+_STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
+# Written last: the number of documents, the format, and whether bm25s's files are there
+# (not when no document has a word to index).
+_ABOUT = "index.json"
 
 
 @lru_cache(maxsize=200_000)
@@ -50,103 +66,88 @@ def terms(text: str) -> list[str]:
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
+def _tokens(texts: list[str]) -> list[list[str]]:
+    # A stemmer of its own per call: a PyStemmer object must not be shared between threads.
+    return bm25s.tokenize(texts, stopwords=_STOP_LIST, stemmer=Stemmer.Stemmer("english"),
+                          return_ids=False, show_progress=False)
+
+
 class BM25:
     """Okapi BM25; ``search`` returns (document index, score), best first."""
 
-    def __init__(self, vocabulary: dict[str, int], offsets: np.ndarray, documents: np.ndarray,
-                 weights: np.ndarray, size: int, keys: list[str] | None = None) -> None:
-        self.vocabulary = vocabulary
-        self.offsets = offsets
-        self.documents = documents
-        self.weights = weights
+    def __init__(self, index: bm25s.BM25 | None, size: int, stems: dict[str, int]) -> None:
+        self.index = index  # None when no document has a word to index
         self.size = size
-        self.keys = keys or []  # the caller's id of each document, saved with the index
+        self.stems = stems  # how many documents use each crude stem (``terms``)
 
     @classmethod
-    def build(cls, texts: list[str], k1: float = 1.2, b: float = 0.75,
-              keys: list[str] | None = None) -> BM25:
-        counts = [Counter(terms(text)) for text in texts]
-        lengths = np.array([sum(c.values()) for c in counts], dtype=np.float32)
-        average = float(lengths.mean()) if len(lengths) else 1.0
-        postings: dict[str, list[tuple[int, int]]] = {}
-        for index, counter in enumerate(counts):
-            for term, tf in counter.items():
-                postings.setdefault(term, []).append((index, tf))
-        vocabulary: dict[str, int] = {}
-        offsets = [0]
-        documents: list[int] = []
-        weights: list[float] = []
-        for term, entries in postings.items():
-            vocabulary[term] = len(vocabulary)
-            idf = math.log(1 + (len(texts) - len(entries) + 0.5) / (len(entries) + 0.5))
-            for index, tf in entries:
-                norm = k1 * (1 - b + b * lengths[index] / average)
-                documents.append(index)
-                weights.append(idf * tf * (k1 + 1) / (tf + norm))
-            offsets.append(len(documents))
-        return cls(vocabulary, np.array(offsets, dtype=np.int64),
-                   np.array(documents, dtype=np.int32), np.array(weights, dtype=np.float32),
-                   len(texts), keys)
+    def build(cls, texts: list[str]) -> BM25:
+        tokens = _tokens(texts)
+        index = None
+        if any(tokens):
+            index = bm25s.BM25(**_PARAMS)
+            index.index(tokens, show_progress=False)
+        return cls(index, len(texts), dict(Counter(t for text in texts for t in set(terms(text)))))
 
     def rarity(self, term: str) -> float:
-        """The inverse document frequency of a stemmed term; a term never seen is the rarest."""
-        row = self.vocabulary.get(term)
-        found = 0 if row is None else int(self.offsets[row + 1] - self.offsets[row])
+        """The inverse document frequency of a crude stem; a stem never seen is the rarest."""
+        found = self.stems.get(term, 0)
         return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
 
+    def knows(self, term: str) -> bool:
+        """Whether any document uses a crude stem."""
+        return term in self.stems
+
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
-        rows = [self.vocabulary[t] for t in set(terms(query)) if t in self.vocabulary]
-        if not rows:
+        if self.index is None or n < 1:
             return []
-        spans = [slice(self.offsets[row], self.offsets[row + 1]) for row in rows]
-        # Every query term's postings in one pass. Only documents in the postings can score,
-        # and each appears there at most once per term, so the best ``n * len(rows)`` postings
-        # hold the best ``n`` documents (ties aside): ranking those, not a corpus-sized array,
-        # takes 0.27 against 0.55 ms a question at 45,000 chunks.
-        documents = np.concatenate([self.documents[s] for s in spans])
-        scores = np.bincount(documents, np.concatenate([self.weights[s] for s in spans]),
-                             minlength=self.size)
-        enough = n * len(rows)
-        if len(documents) > enough:
-            documents = documents[np.argpartition(-scores[documents], enough - 1)[:enough]]
-        hits = np.unique(documents)
+        words = list(dict.fromkeys(_tokens([query])[0]))  # a repeated word counts once
+        ids = self.index.get_tokens_ids(words)
+        if not ids:
+            return []
+        scores = self.index.get_scores(ids)
+        hits = np.flatnonzero(scores)  # only documents with a word of the query
         if len(hits) > n:
             hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
         hits = hits[np.lexsort((hits, -scores[hits]))]  # best first; ties by position
         return [(int(i), float(scores[i])) for i in hits]
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The index as plain arrays (strings as UTF-8 bytes); ``from_arrays`` reads them back."""
-        terms_sorted = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        return {"terms": _utf8("\n".join(terms_sorted)), "offsets": self.offsets,
-                "documents": self.documents, "weights": self.weights,
-                "size": np.array([self.size]), "keys": _utf8("\n".join(self.keys))}
+    def save(self, folder: Path) -> None:
+        """Write the index to ``folder`` whole, or leave the one there (an index of the same
+        documents, saved by another process meanwhile)."""
+        tmp = folder.with_name(f"{folder.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+        try:
+            tmp.mkdir(parents=True)
+            if self.index is not None:
+                self.index.save(tmp, show_progress=False)
+            (tmp / _STEMS).write_text(json.dumps(self.stems))
+            (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT,
+                                                  "indexed": self.index is not None}))
+            try:
+                tmp.rename(folder)
+            except OSError:
+                if not (folder / _ABOUT).is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
-    def from_arrays(cls, data: Mapping[str, np.ndarray]) -> BM25:
-        size = int(data["size"][0])
-        words = data["terms"].tobytes().decode().split("\n") if size else []
-        keys = data["keys"].tobytes().decode().split("\n") if size else []
-        vocabulary = dict(zip(words, range(len(words))))
-        offsets, documents = data["offsets"], data["documents"]
-        # A mapped file has no checksum: check what a search would trip over (about 2 ms).
-        if size and not (
-            len(offsets) == len(words) + 1 and offsets[0] == 0
-            and offsets[-1] == len(documents) == len(data["weights"])
-            and bool(np.all(offsets[1:] >= offsets[:-1]))
-            and 0 <= int(documents.min()) and int(documents.max()) < size
-        ):
-            raise ValueError("the saved BM25 index is damaged")
-        return cls(vocabulary, offsets, documents, data["weights"], size, keys)
-
-    def save(self, path: Path) -> None:
-        """Write the index (atomically) for a later process to load."""
-        save_mapped(path, self.arrays())
-
-    @classmethod
-    def load(cls, path: Path) -> BM25:
-        return cls.from_arrays(load_mapped(path))
-
-
-def _utf8(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode(), dtype=np.uint8)
+    def load(cls, folder: Path) -> BM25:
+        """The index ``save`` wrote, its arrays mapped from the files; ``ValueError`` when it
+        is not whole."""
+        try:
+            about = json.loads((folder / _ABOUT).read_text())
+            if about["format"] != _FORMAT:
+                raise ValueError(f"{folder} was made with other words or weights")
+            size = int(about["size"])
+            stems = json.loads((folder / _STEMS).read_text())
+            if not isinstance(stems, dict):
+                raise TypeError("the stems are not a mapping")
+            index = None
+            if about["indexed"]:
+                index = bm25s.BM25.load(folder, mmap=True, show_progress=False)
+                if index.scores["num_docs"] != size:
+                    raise ValueError(f"{folder}: the index does not hold {size} documents")
+        except (OSError, json.JSONDecodeError, TypeError, KeyError) as exc:
+            raise ValueError(f"{folder} is not a whole BM25 index") from exc
+        return cls(index, size, stems)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,10 +43,11 @@ class _Lexical:
 class HybridRetriever:
     """Ranks papers for a question; the BM25 index follows the collection's version.
 
-    The BM25 index is saved with a table of every chunk's text and paper, so a new process
-    loads both without reading the collection, and a question asks Chroma only for the ids
-    of its nearest chunks. For a store in a local folder, every chunk's vector is saved too,
-    and the dense search runs over them (exact, and faster than Chroma's: vector_table.py).
+    The BM25 index (bm25s's files) is saved beside a table of every chunk's id, text and
+    paper, so a new process loads both without reading the collection, and a question asks
+    Chroma only for the ids of its nearest chunks. For a store in a local folder, every
+    chunk's vector is saved in the table's file too, and the dense search runs over them
+    (exact, and faster than Chroma's: vector_table.py).
     """
 
     def __init__(self, store: Store) -> None:
@@ -60,20 +62,24 @@ class HybridRetriever:
                 self._lexical = self._load(version) or self._build(version)
             return self._lexical
 
-    def _path(self, version: str) -> Path | None:
+    def _paths(self, version: str) -> tuple[Path, Path] | None:
+        """The saved chunk table (with the vectors) and BM25 index of a version."""
         folder = self.store.cache_dir
-        return folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', version)}.arrays" if folder else None
+        if folder is None:
+            return None
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", version)
+        return folder / f"{name}.arrays", folder / f"{name}.bm25"
 
     def _load(self, version: str) -> _Lexical | None:
         """The index saved for this version of the collection, if it is sound."""
-        path = self._path(version)
-        if path is None or not path.is_file():
+        paths = self._paths(version)
+        if paths is None or not paths[0].is_file():
             return None
         try:
-            data = load_mapped(path)  # mapped, not read: the pages a question needs load
-            bm25 = BM25.from_arrays(data)
-            table = ChunkTable.from_arrays(data, bm25.keys)
+            data = load_mapped(paths[0])  # mapped, not read: the pages a question needs load
+            table = ChunkTable.from_arrays(data)
             vectors = VectorTable.from_arrays(data) if self.store.local else None
+            bm25 = BM25.load(paths[1])
         except (OSError, ValueError, KeyError):
             return None  # damaged or from another version of the code: build it again
         if len(table) != bm25.size or bm25.size != self.store.count():
@@ -93,16 +99,20 @@ class HybridRetriever:
             ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")
                      for t, m in zip(texts, metas, strict=True)]
-        bm25 = BM25.build(documents, keys=ids)
+        bm25 = BM25.build(documents)
         table = ChunkTable.build(ids, texts, metas)
-        path = self._path(version)
-        if path is not None:
+        paths = self._paths(version)
+        if paths is not None:
             try:
-                for pattern in ("*.arrays", "*.npz"):  # .npz: the format before 2026-12
-                    for old in path.parent.glob(pattern):
-                        old.unlink()
-                save_mapped(path, {**bm25.arrays(), **table.arrays(),
-                                   **(vectors.arrays() if vectors is not None else {})})
+                for pattern in ("*.arrays", "*.npz", "*.bm25"):  # .npz: the format before 2026-12
+                    for old in paths[0].parent.glob(pattern):
+                        if old.is_dir():
+                            shutil.rmtree(old, ignore_errors=True)
+                        else:
+                            old.unlink()
+                bm25.save(paths[1])  # first: a table without its index is built again
+                save_mapped(paths[0], {**table.arrays(),
+                                       **(vectors.arrays() if vectors is not None else {})})
             except OSError:
                 pass  # a read-only store still answers; the index is rebuilt next time
         return _Lexical(version, bm25, table, vectors)
@@ -121,7 +131,7 @@ class HybridRetriever:
 
     def knows(self, term: str) -> bool:
         """Whether any indexed chunk uses a stemmed term."""
-        return term in self._lexical_index().bm25.vocabulary
+        return self._lexical_index().bm25.knows(term)
 
     def retrieve(self, question: str, k: int = 5) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages."""

@@ -257,7 +257,7 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     whole = saved[0].read_bytes()
     length = int.from_bytes(whole[8:16], "little")
     header = json.loads(whole[16:16 + length])
-    offsets_at = -(-(16 + length) // 64) * 64 + header["offsets"]["offset"] + 8
+    offsets_at = -(-(16 + length) // 64) * 64 + header["chunk_offsets"]["offset"] + 8
     damages = [
         b"not an arrays file",
         whole[: len(whole) // 2],  # cut short
@@ -270,8 +270,21 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
         assert [s.title for s in rebuilt] == first
         assert saved[0].read_bytes() == whole  # and saved again whole
 
+    # The BM25 index beside the table (bm25s's files): cut short, or gone, it is built again.
+    bm25 = saved[0].with_suffix(".bm25")
+    scores = bm25 / "data.csc.index.npy"
+    kept = scores.read_bytes()
+    for damage in (lambda: scores.write_bytes(kept[: len(kept) // 2]),
+                   lambda: shutil.rmtree(bm25)):
+        damage()
+        rebuilt = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
+        assert [s.title for s in rebuilt] == first
+        assert scores.read_bytes() == kept
+
 
 def test_chunk_table_round_trips_texts_and_papers() -> None:
+    import numpy as np
+
     from assistant.chunk_table import ChunkTable
 
     texts = ["Plain text.", "Ünïcode — dashes and 漢字.", "", "Second chunk of paper one."]
@@ -280,15 +293,16 @@ def test_chunk_table_round_trips_texts_and_papers() -> None:
              {"paper_id": "p3", "title": "Three"},
              {"paper_id": "p1", "title": "One", "chunk": 1}]
     table = ChunkTable.build(["a", "b", "c", "d"], texts, metas)
-    again = ChunkTable.from_arrays(table.arrays(), ["a", "b", "c", "d"])
+    again = ChunkTable.from_arrays(table.arrays())
+    assert again.ids == ["a", "b", "c", "d"]
     assert [again.text(i) for i in range(4)] == texts
     assert again.meta(1) == {"paper_id": "p2", "title": "Two", "title_derived": True,
                              "arxiv_id": "2601.1"}
     assert again.meta(0) is again.meta(3)  # one record per paper, not per chunk
     assert "abstract" not in again.meta(0)
     assert again.position("d") == 3 and again.position("zz") is None
-    with pytest.raises(ValueError):
-        ChunkTable.from_arrays(table.arrays(), ["a", "b"])
+    with pytest.raises(ValueError):  # fewer ids than chunks
+        ChunkTable.from_arrays({**table.arrays(), "chunk_ids": np.frombuffer(b"a\nb", np.uint8)})
 
 
 def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_home, minilm,
@@ -375,17 +389,18 @@ def test_lexical_index_saved_by_many_writers_at_once_stays_whole(tmp_path) -> No
     from assistant.lexical import BM25
 
     documents = [f"paper {n} about topic{n % 7} and method{n}" for n in range(400)]
-    index = BM25.build(documents, keys=[f"c{n}" for n in range(400)])
-    path = tmp_path / "cache" / "v1.npz"
+    index = BM25.build(documents)
+    folder = tmp_path / "cache" / "v1.bm25"
+    expected = index.search("topic3 method17", 20)
 
-    def save_and_load(_: int) -> list[str]:
-        index.save(path)
-        return BM25.load(path).keys
+    def save_and_load(_: int) -> list[tuple[int, float]]:
+        index.save(folder)
+        return BM25.load(folder).search("topic3 method17", 20)
 
     with ThreadPoolExecutor(8) as pool:
         loaded = list(pool.map(save_and_load, range(40)))
-    assert all(keys == index.keys for keys in loaded)
-    assert [p.name for p in path.parent.iterdir()] == ["v1.npz"]  # no temporary files left
+    assert all(found == expected for found in loaded)
+    assert [p.name for p in folder.parent.iterdir()] == ["v1.bm25"]  # no temporary files left
 
 
 def test_which_paper_answer_the_model_fumbles_cites_the_named_paper(bundled_home, minilm) -> None:

@@ -76,6 +76,7 @@ def test_benchmark_times_a_chroma_server_and_leaves_no_index_in_the_users_cache(
     # the server's BM25 index went to the benchmark's cache folder (the user's), and was removed
     assert (xdg / "assistant").is_dir()
     assert not list((xdg / "assistant").rglob("*.arrays"))
+    assert not list((xdg / "assistant").rglob("*.bm25"))
 
 
 def test_scale_corpus_is_deterministic_and_unique() -> None:
