@@ -159,18 +159,19 @@ class Assistant:
             sources = self._supported(
                 standalone, self.retriever.retrieve(standalone, k or self.settings.k))
         retrieved = time.perf_counter() - started
+        fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.context_tokens,
                               focus_tokens=self.settings.focus_tokens,
-                              min_support=calibration().threshold,
-                              relative_support=calibration().relative,
-                              judge_threshold=calibration().judge,
-                              judge_on=calibration().judge_on)
+                              min_support=fitted.threshold,
+                              relative_support=fitted.relative,
+                              judge_threshold=fitted.judge,
+                              judge_on=fitted.judge_on)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
-                judge=self.judge if calibration().judge > 0 else None,
+                judge=self.judge if fitted.judge > 0 else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,
