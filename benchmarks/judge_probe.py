@@ -1,4 +1,4 @@
-"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py): measure it on
+"""The model's yes/no judgement of "which paper …?" answers (assistant/answer/judge.py): measure it on
 dev and choose its threshold.
 
     python benchmarks/judge_probe.py --out judge.jsonl [--split dev] [--limit N]
@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from assistant import resources, support  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
-from assistant.intent import identifies  # noqa: E402
-from assistant.questions import load_questions  # noqa: E402
-from assistant.support import calibration  # noqa: E402
+from assistant.answer.intent import identifies  # noqa: E402
+from assistant.eval.questions import load_questions  # noqa: E402
+from assistant.answer.support import calibration  # noqa: E402
 from assistant.types import Source  # noqa: E402
 
 

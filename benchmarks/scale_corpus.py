@@ -13,8 +13,8 @@ import random
 import re
 from pathlib import Path
 
-from assistant.text import split_sentences
-from assistant.corpus import load_papers
+from assistant.text.sentences import split_sentences
+from assistant.ingest.corpus import load_papers
 from assistant.resources import bundled_corpus_dir
 
 _SYLLABLES = ["ra", "lo", "mi", "ven", "tor", "qua", "zel", "dri", "pho", "nex", "ka", "sul", "bri", "ont"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.citations import (
+from assistant.answer.citations import (
     CitationChecker,
     Evidence,
     cited_numbers,
@@ -87,7 +87,7 @@ def test_echo_check_drops_invented_answers_but_not_other_word_forms() -> None:
 
 
 def test_asked_for_is_the_phrase_after_the_question_word() -> None:
-    from assistant.citations import asked_for
+    from assistant.answer.citations import asked_for
 
     assert asked_for("Who are the authors of GlowQ?") == {"author"}
     assert asked_for("Which university or company is the DrPose paper from?") == {"university", "company"}
@@ -100,7 +100,7 @@ def test_asked_for_is_the_phrase_after_the_question_word() -> None:
 
 
 def test_latex_dollars_do_not_hide_names() -> None:
-    from assistant.citations import normalise
+    from assistant.answer.citations import normalise
 
     assert "qavatar" in normalise("we propose $Q$Avatar, which combines")
 
@@ -117,7 +117,7 @@ def test_a_bare_short_name_points_to_its_paper() -> None:
 
 
 def test_existence_questions_ask_for_no_word() -> None:
-    from assistant.citations import asked_for
+    from assistant.answer.citations import asked_for
 
     assert asked_for("Is there work on making person-to-3D generators more believable?") == set()
     assert asked_for("Does any paper study coalition formation?") == set()
@@ -125,7 +125,7 @@ def test_existence_questions_ask_for_no_word() -> None:
 
 
 def test_introduced_name_is_the_method_the_abstract_names() -> None:
-    from assistant.mentions import introduced_name
+    from assistant.text.mentions import introduced_name
 
     pea = "We propose Progressive Embedding Alignment (PEA), a backpropagation-free approach."
     assert introduced_name(pea, "Test-Time Adaptation via Embedding Alignment") == "PEA"

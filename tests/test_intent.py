@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.intent import kind_of, needs_rewrite, read, topic_terms
+from assistant.answer.intent import kind_of, needs_rewrite, read, topic_terms
 
 KINDS = [
     # one paper is the answer
@@ -100,6 +100,6 @@ def test_topic_terms_leave_out_the_frame() -> None:
 ])
 def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     """"Is there work …?" is answered "Yes: <paper>" when the judge accepts the paper."""
-    from assistant.intent import asks_whether
+    from assistant.answer.intent import asks_whether
 
     assert asks_whether(question) is whether

@@ -1,4 +1,4 @@
-"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py).
+"""The model's yes/no judgement of "which paper …?" answers (assistant/answer/judge.py).
 
 Unit tests put a fake judge (or a fake model that gives P(yes)) behind the real index and
 embeddings; the last test asks the real embedded model.
@@ -14,11 +14,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from assistant.answer import ABSTAIN_TEXT
+from assistant.answer.chain import ABSTAIN_TEXT
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.judge import build_judge, prompt, share_of_yes
-from assistant.support import calibration
+from assistant.answer.judge import build_judge, prompt, share_of_yes
+from assistant.answer.support import calibration
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 WHICH = "Which paper shares one low-rank correction across the layers of a quantized LLM?"
@@ -97,7 +97,7 @@ def test_the_judge_reads_the_whole_abstract_or_the_excerpt_shown(bundled_home, m
                     .papers() if p.title == GLOWQ)
     seen = {}
     for mode in ("abstract", "excerpt"):
-        monkeypatch.setattr("assistant.support.calibration",
+        monkeypatch.setattr("assistant.answer.support.calibration",
                             lambda mode=mode: replace(_SHIPPED, judge_on=mode))
         # a short context, as when several papers share it
         assistant, llm = make(bundled_home, minilm, 0.99, context_tokens=120, focus_tokens=100)

@@ -12,7 +12,7 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.embeddings import MiniLMEmbeddings
+from assistant.index.embeddings import MiniLMEmbeddings
 from assistant.errors import InputError
 from assistant.langchain import AssistantRetriever
 

@@ -13,8 +13,8 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant import lexical
-from assistant.lexical import _STOP, BM25, stem, terms
+from assistant.retrieve import lexical
+from assistant.retrieve.lexical import _STOP, BM25, stem, terms
 
 # Inflected forms that Snowball folds together ("policy", "policies") and stop words the
 # index must not count ("the", "paper", "proposed").

@@ -17,8 +17,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from assistant.config import Settings
 from assistant.errors import IndexBusyError, IndexMissingError
-from assistant.indexing import build_index
-from assistant.store import lock_path, open_store, writer_lock
+from assistant.index.indexing import build_index
+from assistant.index.store import lock_path, open_store, writer_lock
 
 
 def write_corpus(folder: Path, abstracts: list[str]) -> Path:
@@ -88,9 +88,9 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
 def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     settings, tmp_path, monkeypatch, measured
 ) -> None:
-    import assistant.store as store_module
-    from assistant.corpus import load_papers
-    from assistant.tokens import count_tokens, encoding
+    import assistant.index.store as store_module
+    from assistant.ingest.corpus import load_papers
+    from assistant.ingest.tokens import count_tokens, encoding
 
     monkeypatch.setattr(store_module, "_BATCH", 4)
     monkeypatch.setattr(store_module, "_WINDOW", 12)
@@ -193,8 +193,8 @@ def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, f
 
 def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
         settings, fake_embeddings, tmp_path, monkeypatch) -> None:
-    import assistant.store as store_module
-    from assistant.corpus import load_papers
+    import assistant.index.store as store_module
+    from assistant.ingest.corpus import load_papers
 
     small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 12})
     texts = [a + ' It cites (see Sec. 3.) And says "it works." ' + a for a in abstracts(3)]
@@ -259,7 +259,7 @@ def _free_pages(settings: Settings) -> int:
 
 def test_a_large_change_compacts_chroma_s_file_and_the_store_goes_on(
         settings, fake_embeddings, tmp_path, monkeypatch) -> None:
-    import assistant.store as store_module
+    import assistant.index.store as store_module
 
     ran: list[bool] = []
     real = store_module.compact
@@ -303,7 +303,7 @@ def test_compacting_a_file_in_use_gives_up_and_leaves_it_as_it_was(
     import hashlib
     import sqlite3
 
-    from assistant.store import compact
+    from assistant.index.store import compact
 
     build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
                 embeddings=fake_embeddings)
@@ -326,7 +326,7 @@ def test_free_pages_alone_make_a_compaction_worth_it_and_a_missing_file_is_left_
         settings, fake_embeddings, tmp_path) -> None:
     import sqlite3
 
-    from assistant.store import compact
+    from assistant.index.store import compact
 
     build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
                 embeddings=fake_embeddings)
@@ -433,7 +433,7 @@ KILLABLE = textwrap.dedent(
     from typing import ClassVar
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from assistant.config import Settings
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     class Slow(DeterministicFakeEmbedding):
         name: ClassVar[str] = "DeterministicFakeEmbedding"
@@ -523,7 +523,7 @@ class _Recording:
 def test_writes_run_in_order_on_their_own_thread_while_indexing_goes_on() -> None:
     import threading
 
-    from assistant.store import _Writer
+    from assistant.index.store import _Writer
 
     released = threading.Event()
     collection = _Recording(hold=released)
@@ -543,7 +543,7 @@ def test_writes_run_in_order_on_their_own_thread_while_indexing_goes_on() -> Non
 
 
 def test_a_failed_write_stops_the_rest_and_is_raised_in_the_indexing_thread() -> None:
-    from assistant.store import _Writer
+    from assistant.index.store import _Writer
 
     collection = _Recording(fail_on=2)
     with pytest.raises(RuntimeError, match="disk full"):
@@ -561,7 +561,7 @@ def test_a_failed_write_stops_the_rest_and_is_raised_in_the_indexing_thread() ->
 def test_an_interrupted_indexer_drops_the_waiting_writes_and_finishes_the_one_under_way() -> None:
     import threading
 
-    from assistant.store import _Writer
+    from assistant.index.store import _Writer
 
     released = threading.Event()
     collection = _Recording(hold=released)

@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import resources
-from assistant.intent import question_names, strong_names, topic_terms
-from assistant.lexical import terms
-from assistant.text import mentions, normalise
+from assistant.answer.intent import question_names, strong_names, topic_terms
+from assistant.retrieve.lexical import terms
+from assistant.text.sentences import mentions, normalise
 from assistant.types import Source
 
 FEATURES = ("dense", "lexical", "coverage", "names")

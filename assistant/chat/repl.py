@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.errors import AssistantError, IndexMissingError, InputError
-from assistant.render import PlainView, RichView, View, line_reader, terminal_reader, writer
+from assistant.chat.render import PlainView, RichView, View, line_reader, terminal_reader, writer
 from assistant.types import Answer
 
 if TYPE_CHECKING:
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.store import PaperInfo
+    from assistant.index.store import PaperInfo
 
 COMMANDS = {
     "/help": "this list",
@@ -193,7 +193,7 @@ class Chat:
 
     def cmd_model(self, arg: str) -> None:
         from assistant.api import Assistant
-        from assistant.llm import model_label
+        from assistant.models.llm import model_label
 
         settings = self.assistant.settings
         if arg and not settings.uses_openai():

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from assistant.lexical import stem, terms
-from assistant.text import key_terms, normalise, without_instructions
+from assistant.retrieve.lexical import stem, terms
+from assistant.text.sentences import key_terms, normalise, without_instructions
 
 Kind = Literal["fact", "identify", "list"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant import resources
-from assistant.corpus import load_papers
+from assistant.ingest.corpus import load_papers
 from assistant.server_errors import model_errors
-from assistant.store import (
+from assistant.index.store import (
     IndexReport,
     delete_collection,
     index_papers,
@@ -17,7 +17,7 @@ from assistant.store import (
     open_store,
     writer_lock,
 )
-from assistant.tokens import count_tokens, encoding
+from assistant.ingest.tokens import count_tokens, encoding
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -40,7 +40,7 @@ def build_index(
     """
     papers = load_papers(list(paths) if paths else [resources.bundled_corpus_dir()])
     if embeddings is None:
-        from assistant.embeddings import build_embeddings
+        from assistant.index.embeddings import build_embeddings
 
         embeddings = build_embeddings(settings)
     enc = encoding(settings.cache_path())

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from assistant.embeddings import SPIN_STOP_KEY
+from assistant.index.embeddings import SPIN_STOP_KEY
 
 # Added to every bound: the float32 arithmetic of the scores themselves (a 384-term float32
 # dot product of unit vectors is off by well under 1e-5), so that rounding cannot drop a row.

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from assistant.corpus import Paper
-from assistant.text import split_sentences
+from assistant.ingest.corpus import Paper
+from assistant.text.sentences import split_sentences
 
 # A text's last chunk may hold max_tokens // ENDING_SHARE more tokens: at the default 160, 20.
 # Over 1,000 generated papers that spares 8% of the chunks and 1.2% of the word pieces, and the

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from llama_cpp import LlamaRAMCache, LlamaState
 
-from assistant.files import save_arrays
+from assistant.index.files import save_arrays
 
 _KIND_TOKENS = 64  # prompts that begin alike this far share a system prompt
 _FILES = 8  # saved states kept on disk, the newest

@@ -61,7 +61,7 @@ class EmbeddedChatModel(BaseChatModel):
                 import llama_cpp
                 from llama_cpp import Llama
 
-                from assistant.llama_cpu import model_params, use_extra_buffers
+                from assistant.models.llama_cpu import model_params, use_extra_buffers
 
                 threads = self.n_threads or os.cpu_count() or 1
                 params = {"n_ctx": self.n_ctx, "n_batch": 512, "n_ubatch": 128, "flash_attn": True}
@@ -70,7 +70,7 @@ class EmbeddedChatModel(BaseChatModel):
                     llama = Llama(model_path=self.model_path, n_threads=threads,
                                   n_threads_batch=threads, verbose=False, **params)
                 if self.prompt_cache_bytes > 0:
-                    from assistant.prompt_cache import PromptCache, state_folder
+                    from assistant.models.prompt_cache import PromptCache, state_folder
 
                     folder = None
                     if self.state_dir:
@@ -122,11 +122,11 @@ class EmbeddedChatModel(BaseChatModel):
 
     def yes_probability(self, messages: list[BaseMessage]) -> float:
         """P(yes) / (P(yes) + P(no)) for the first token of the reply to ``messages``, read
-        from the model's logits (assistant/judge.py). The prompt is laid out as the model's
+        from the model's logits (assistant/answer/judge.py). The prompt is laid out as the model's
         chat template (ChatML) lays it out, without a system turn."""
         import numpy as np
 
-        from assistant.judge import NO, YES
+        from assistant.answer.judge import NO, YES
 
         prompt = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n"
                          for m in self._messages(messages)) + "<|im_start|>assistant\n"
@@ -203,7 +203,7 @@ def build_llm(settings: Settings) -> BaseChatModel:
     if settings.uses_openai():
         from pydantic import SecretStr
 
-        from assistant.tokens import seed_tiktoken_cache
+        from assistant.ingest.tokens import seed_tiktoken_cache
 
         seed_tiktoken_cache(settings.cache_path())
         return server_chat_model()(
@@ -216,7 +216,7 @@ def build_llm(settings: Settings) -> BaseChatModel:
             max_completion_tokens=settings.answer_tokens,
             stream_usage=True,
         )
-    from assistant.model_file import MODEL_NAME, ensure_model
+    from assistant.models.model_file import MODEL_NAME, ensure_model
 
     return EmbeddedChatModel(
         model_path=str(ensure_model(settings.cache_path())),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from assistant.prompts import load_prompt
+from assistant.answer.prompts import load_prompt
 from assistant.types import Source
 
 if TYPE_CHECKING:

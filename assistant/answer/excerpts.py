@@ -12,9 +12,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from assistant.intent import question_names
-from assistant.lexical import terms
-from assistant.text import key_terms, normalise, split_sentences
+from assistant.answer.intent import question_names
+from assistant.retrieve.lexical import terms
+from assistant.text.sentences import key_terms, normalise, split_sentences
 from assistant.types import Source
 
 if TYPE_CHECKING:

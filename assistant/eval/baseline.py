@@ -4,7 +4,7 @@
 1,000 characters with 200 overlap), dense top-k, one "stuff" prompt (``prompts/baseline.md``)
 and the same embeddings and chat model as the assistant. None of the assistant's hybrid
 retrieval, citation checks or abstention rules is used; its citations are read off the
-answer text (``assistant.mentions``).
+answer text (``assistant.text.mentions``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import ConfigurationError
-from assistant.mentions import cited_by_text
-from assistant.metrics import RANK_DEPTH
-from assistant.prompts import load_prompt
-from assistant.text import split_sentences
+from assistant.text.mentions import cited_by_text
+from assistant.eval.metrics import RANK_DEPTH
+from assistant.answer.prompts import load_prompt
+from assistant.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.language_models.chat_models import BaseChatModel
 
-    from assistant.corpus import Paper
+    from assistant.ingest.corpus import Paper
 
 CHUNK_SIZE = 1000
 CHUNK_OVERLAP = 200

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.chunk_table import ChunkTable
-from assistant.files import load_mapped, save_mapped
-from assistant.intent import question_names
-from assistant.lexical import BM25
-from assistant.store import Store, embed_text
-from assistant.text import normalise
+from assistant.index.chunk_table import ChunkTable
+from assistant.index.files import load_mapped, save_mapped
+from assistant.answer.intent import question_names
+from assistant.retrieve.lexical import BM25
+from assistant.index.store import Store, embed_text
+from assistant.text.sentences import normalise
 from assistant.types import Source
-from assistant.vector_table import VectorTable
+from assistant.index.vector_table import VectorTable
 
 RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
 _CANDIDATES = 40  # chunks taken from each list before fusion

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assistant.errors import InputError
-from assistant.metrics import (
+from assistant.eval.metrics import (
     ANSWER_METRICS,
     COST_METRICS,
     HIGHER_IS_BETTER,

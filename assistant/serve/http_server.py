@@ -1,8 +1,8 @@
 """`assistant serve`: the assistant as an OpenAI-compatible HTTP API (FastAPI on uvicorn), for
 Open WebUI, the `openai` client and anything else that speaks `/v1/chat/completions`.
 
-The routes take OpenAI's format (assistant/openai_format.py) and wait their turn for the model
-(assistant/turns.py: one answer at a time, each stopped when its client hangs up). ``Guard``
+The routes take OpenAI's format (assistant/serve/openai_format.py) and wait their turn for the model
+(assistant/serve/turns.py: one answer at a time, each stopped when its client hangs up). ``Guard``
 checks the API key and the body size before FastAPI reads anything. Nothing is loaded at start:
 the store opens on the first request that needs it, the language model on the first question.
 """
@@ -32,7 +32,7 @@ from assistant.errors import (
     ModelError,
     StoreError,
 )
-from assistant.openai_format import (
+from assistant.serve.openai_format import (
     MODEL,
     AskRequest,
     ChatRequest,
@@ -46,7 +46,7 @@ from assistant.openai_format import (
     references,
     usage,
 )
-from assistant.turns import Busy, ClientGone, Job, Stopping, Turns
+from assistant.serve.turns import Busy, ClientGone, Job, Stopping, Turns
 
 if TYPE_CHECKING:
     from assistant.api import Assistant, History

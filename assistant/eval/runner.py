@@ -2,7 +2,7 @@
 
 ``run_eval`` is the library entry point; ``run_eval_command`` is what ``assistant eval``
 calls (it prints the table and applies the ``--min``/``--max`` gates). The metrics are
-defined in ``assistant.metrics`` and stated in ``docs/quality.md``.
+defined in ``assistant.eval.metrics`` and stated in ``docs/quality.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.metrics import (
+from assistant.eval.metrics import (
     HIGHER_IS_BETTER,
     RANK_DEPTH,
     RETRIEVAL_METRICS,
@@ -25,13 +25,13 @@ from assistant.metrics import (
     contains_fact,
     summarise,
 )
-from assistant.questions import KINDS, SPLITS, Question
+from assistant.eval.questions import KINDS, SPLITS, Question
 
 if TYPE_CHECKING:
     from assistant.api import Assistant
-    from assistant.baseline import Baseline
+    from assistant.eval.baseline import Baseline
     from assistant.config import Settings
-    from assistant.corpus import Paper
+    from assistant.ingest.corpus import Paper
 
 FOLLOWUP_NOTE = (
     "retrieval-only: follow-ups are retrieved with the last history question and the follow-up "
@@ -118,7 +118,7 @@ def _outcome(question: Question, ranked: Sequence[str], **answer: Any) -> Outcom
 
 def _run_assistant(assistant: Assistant, question: Question, titles: dict[str, str],
                    retrieval_only: bool) -> tuple[Outcome, dict[str, Any]]:
-    from assistant.mentions import unknown_titles
+    from assistant.text.mentions import unknown_titles
 
     if retrieval_only:
         started = time.perf_counter()
@@ -205,7 +205,7 @@ def run_eval(
     from assistant.api import Assistant
 
     if baseline:  # before the assistant's run, not after it
-        from assistant.baseline import check_installed
+        from assistant.eval.baseline import check_installed
 
         check_installed()
     started = time.perf_counter()
@@ -229,11 +229,11 @@ def run_eval(
             progress("assistant", n, len(questions), runs["assistant"][-1][1],
                      time.perf_counter() - tick)
     if baseline:
-        from assistant.baseline import open_baseline
+        from assistant.eval.baseline import open_baseline
 
         if papers is None:
             from assistant import resources
-            from assistant.corpus import load_papers
+            from assistant.ingest.corpus import load_papers
 
             papers = load_papers([resources.bundled_corpus_dir()])
         if {p.id for p in papers} != titles.keys():
@@ -247,7 +247,7 @@ def run_eval(
                 if progress:
                     progress("baseline", n, len(questions), runs["baseline"][-1][1],
                              time.perf_counter() - tick)
-    from assistant.llm import model_label
+    from assistant.models.llm import model_label
 
     return EvalReport(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -293,8 +293,8 @@ def run_eval_command(settings: Settings, args: Any) -> int:
 
     from assistant import resources
     from assistant.errors import InputError
-    from assistant.questions import load_questions
-    from assistant.scorecard import behind_baseline, missed, parse_thresholds, render_table
+    from assistant.eval.questions import load_questions
+    from assistant.eval.scorecard import behind_baseline, missed, parse_thresholds, render_table
 
     gates = parse_thresholds(args.min, args.max, measured(args.retrieval_only))
     if args.baseline_only and (gates or args.no_baseline):

@@ -182,7 +182,7 @@ def build_embeddings(settings: Settings) -> Embeddings:
     if spec.startswith("openai:"):
         from langchain_openai import OpenAIEmbeddings
 
-        from assistant.tokens import seed_tiktoken_cache
+        from assistant.ingest.tokens import seed_tiktoken_cache
 
         seed_tiktoken_cache(settings.cache_path())
         kwargs: dict[str, Any] = {

@@ -6,10 +6,10 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.intent import asked_for, question_names, topic_terms
-from assistant.lexical import stem, terms
-from assistant.mentions import introduced_name, short_names
-from assistant.text import (
+from assistant.answer.intent import asked_for, question_names, topic_terms
+from assistant.retrieve.lexical import stem, terms
+from assistant.text.mentions import introduced_name, short_names
+from assistant.text.sentences import (
     NUMBER,
     key_terms,
     mentions,

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from assistant.int8_scan import Int8Scan
+from assistant.index.int8_scan import Int8Scan
 
 
 class VectorTable:

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from assistant.citations import CitationChecker, Evidence, Verdict, split_units
-from assistant.excerpts import EmbedMany, select_excerpts
-from assistant.intent import (
+from assistant.answer.citations import CitationChecker, Evidence, Verdict, split_units
+from assistant.answer.excerpts import EmbedMany, select_excerpts
+from assistant.answer.intent import (
     asks_for_papers,
     asks_for_several,
     asks_whether,
@@ -18,17 +18,17 @@ from assistant.intent import (
     question_names,
     strong_names,
 )
-from assistant.prompts import load_prompt
-from assistant.support import backing as supporting
-from assistant.text import key_terms, mentions, normalise, split_sentences, without_instructions
-from assistant.tokens import count_tokens, truncate
+from assistant.answer.prompts import load_prompt
+from assistant.answer.support import backing as supporting
+from assistant.text.sentences import key_terms, mentions, normalise, split_sentences, without_instructions
+from assistant.ingest.tokens import count_tokens, truncate
 from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
 
 if TYPE_CHECKING:
     import tiktoken
     from langchain_core.language_models.chat_models import BaseChatModel
 
-    from assistant.judge import Judge
+    from assistant.answer.judge import Judge
 
 ABSTAIN_TEXT = "The indexed papers do not cover this question."
 # Below this similarity, and with no name from the question found in the sources, no
@@ -271,7 +271,7 @@ def generate(
     if judge is not None and identifies(question):
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
-        # that is merely the nearest one is not (assistant/judge.py).
+        # that is merely the nearest one is not (assistant/answer/judge.py).
         for item in sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]:
             p_yes = judge(question, _judged(item, config, abstract))
             if p_yes is None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from assistant.api import Assistant
-    from assistant.store import PaperInfo
+    from assistant.index.store import PaperInfo
     from assistant.types import Answer
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,1 @@
+"""Answering from sources: question intent, evidence, the citation checker, the chain."""

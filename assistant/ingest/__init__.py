@@ -1,0 +1,1 @@
+"""Reading papers: corpus formats, titles, chunking, token counts."""

@@ -1,0 +1,1 @@
+"""Finding the papers for a question: lexical, dense, fusion."""
