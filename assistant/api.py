@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import Runnable
 
     from assistant.answer.judge import Judge
-    from assistant.retrieve.retrieval import HybridRetriever
     from assistant.index.store import PaperInfo, Store
+    from assistant.retrieve.retrieval import HybridRetriever
 
 History = Sequence[tuple[str, str]]
 
@@ -141,10 +141,10 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
-        from assistant.models.llm import model_label
-        from assistant.server_errors import model_errors
         from assistant.answer.support import calibration
         from assistant.ingest.tokens import truncate
+        from assistant.models.llm import model_label
+        from assistant.server_errors import model_errors
 
         started = time.perf_counter()
         text = clean_question(question)

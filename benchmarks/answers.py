@@ -46,14 +46,14 @@ def _summary(prefix: str, first: list[float], total: list[float]) -> dict[str, A
 def answer_latencies(work: Path) -> dict[str, Any]:
     """First-token and total latency per question, model loaded once, index built once."""
     from langchain_core.messages import HumanMessage
+    from tutorial import TutorialPipeline
 
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.ingest.corpus import load_papers
     from assistant.index.embeddings import MiniLMEmbeddings
     from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
     from assistant.resources import bundled_corpus_dir
-    from tutorial import TutorialPipeline
 
     settings = Settings(home=work / "home")
     embeddings = MiniLMEmbeddings()

@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 import numpy as np  # noqa: E402
 
-from assistant.retrieve.retrieval import _CANDIDATES as N_NEAREST  # noqa: E402  retrieval's dense list
 from assistant.index.vector_table import VectorTable  # noqa: E402
+from assistant.retrieve.retrieval import _CANDIDATES as N_NEAREST  # noqa: E402  retrieval's dense list
 
 Search = Callable[[np.ndarray], np.ndarray]  # unit question -> rows, nearest first
 

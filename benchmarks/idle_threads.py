@@ -107,9 +107,9 @@ def child(variant: str, home: Path, texts: Path) -> dict[str, float]:
 
 def measure(papers: int, rounds: int, work: Path) -> dict[str, Any]:
     from assistant.config import Settings
-    from assistant.ingest.corpus import load_papers
     from assistant.index.embeddings import MiniLMEmbeddings
     from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     home = work / "ours"

@@ -29,11 +29,11 @@ from tutorial import TutorialPipeline  # noqa: E402
 
 
 def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
-    from assistant.index import store
     from assistant.config import Settings
-    from assistant.ingest.corpus import load_papers
+    from assistant.index import store
     from assistant.index.embeddings import MiniLMEmbeddings
     from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     embeddings = MiniLMEmbeddings()

@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assistant import resources, support  # noqa: E402
-from assistant.api import Assistant  # noqa: E402
 from assistant.answer.intent import identifies  # noqa: E402
-from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.answer.support import calibration  # noqa: E402
+from assistant.api import Assistant  # noqa: E402
+from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.types import Source  # noqa: E402
 
 

@@ -53,12 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from assistant.retrieve import lexical as now
-    from assistant.ingest.chunking import chunk_paper
     from assistant.config import Settings
-    from assistant.ingest.corpus import load_papers
     from assistant.index.store import embed_text
+    from assistant.ingest.chunking import chunk_paper
+    from assistant.ingest.corpus import load_papers
     from assistant.ingest.tokens import count_tokens, encoding
+    from assistant.retrieve import lexical as now
 
     out: dict[str, Any] = {"papers": args.papers, "against": args.against}
     with tempfile.TemporaryDirectory(prefix="assistant-lexical-") as tmp:

@@ -190,12 +190,12 @@ class RawInTurns:
 def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
           tutorial_reindex: bool = True, with_tutorial: bool = True) -> dict[str, Any]:
     from assistant.api import Assistant
-    from assistant.ingest.chunking import chunk_paper
     from assistant.config import Settings
-    from assistant.ingest.corpus import load_papers
     from assistant.index.embeddings import MiniLMEmbeddings
     from assistant.index.indexing import build_index
     from assistant.index.store import embed_text
+    from assistant.ingest.chunking import chunk_paper
+    from assistant.ingest.corpus import load_papers
     from assistant.ingest.tokens import count_tokens, encoding
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")

@@ -10,10 +10,10 @@ from conftest import BUNDLED
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.answer.support import backing, calibration
 from assistant.types import Answer
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"

@@ -18,10 +18,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
 from assistant.api import Assistant
+from assistant.chat.render import PlainView, RichView
 from assistant.chat.repl import complete, history_path, run_chat
 from assistant.config import Settings
 from assistant.errors import ModelError
-from assistant.chat.render import PlainView, RichView
 from assistant.types import Answer, Response
 
 SAFER = "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models"

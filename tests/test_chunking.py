@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED, cpu_after_ms
 
+from assistant.index.embeddings import MINILM_MAX_PIECES
+from assistant.index.store import embed_text
 from assistant.ingest.chunking import (
     chunk_paper,
     chunk_text,
@@ -19,8 +21,6 @@ from assistant.ingest.chunking import (
     split_sentences,
 )
 from assistant.ingest.corpus import load_papers
-from assistant.index.embeddings import MINILM_MAX_PIECES
-from assistant.index.store import embed_text
 from assistant.ingest.tokens import count_tokens, encoding
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED
 
-from assistant.ingest.corpus import load_papers, normalize, paper_id
 from assistant.errors import InputFileError
+from assistant.ingest.corpus import load_papers, normalize, paper_id
 from assistant.ingest.titles import derive_title
 
 ABSTRACT_A = (

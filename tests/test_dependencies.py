@@ -116,8 +116,8 @@ def test_the_data_carriers_are_declared_and_all_the_model_parts(project) -> None
 
 
 def test_eval_without_the_baseline_extra_says_how_to_install_it(monkeypatch) -> None:
-    from assistant.eval.baseline import check_installed
     from assistant.errors import ConfigurationError
+    from assistant.eval.baseline import check_installed
 
     monkeypatch.setitem(sys.modules, "langchain_chroma", None)  # as if not installed
     with pytest.raises(ConfigurationError, match=r"\[baseline\]'.*--no-baseline"):

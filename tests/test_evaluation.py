@@ -12,13 +12,13 @@ import pytest
 from conftest import ROOT, run_cli
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from assistant.errors import InputError, InputFileError
 from assistant.eval import metrics
 from assistant.eval.baseline import says_it_does_not_know
-from assistant.errors import InputError, InputFileError
-from assistant.text.mentions import cited_by_text, mentioned_papers, unknown_titles
 from assistant.eval.metrics import Outcome
 from assistant.eval.questions import KINDS, load_questions
 from assistant.eval.scorecard import behind_baseline, missed, parse_thresholds, render_table
+from assistant.text.mentions import cited_by_text, mentioned_papers, unknown_titles
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"

@@ -12,9 +12,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.answer.support import backing, calibration
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 TEDM = "TEDM: Time Series Forecasting with Elucidated Diffusion Models"

@@ -15,10 +15,11 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.judge import build_judge, prompt
+from assistant.answer.support import calibration
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.answer.judge import build_judge, prompt, share_of_yes
-from assistant.answer.support import calibration
+from assistant.models.yes_no import share_of_yes
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 WHICH = "Which paper shares one low-rank correction across the layers of a quantized LLM?"

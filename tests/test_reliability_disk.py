@@ -16,11 +16,11 @@ from conftest import BUNDLED, ROOT
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from scripted_model import KNOWN, ScriptedChatModel
 
-from assistant.models import model_file
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import IndexMissingError, ModelError, StoreError
 from assistant.index.indexing import build_index
+from assistant.models import model_file
 
 FAKE = DeterministicFakeEmbedding(size=384)
 QUESTION = "What reward does DrPose maximize?"

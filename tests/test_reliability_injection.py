@@ -13,8 +13,8 @@ from scripted_model import DRPOSE, ScriptedChatModel
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.ingest.corpus import load_papers
 from assistant.index.indexing import build_index
+from assistant.ingest.corpus import load_papers
 from assistant.text.sentences import is_instruction, split_sentences
 from assistant.types import Answer
 

@@ -19,9 +19,9 @@ from scripted_model import DRPOSE, KNOWN, ScriptedChatModel
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.ingest.corpus import load_papers, normalize
 from assistant.errors import InputFileError
 from assistant.index.indexing import build_index
+from assistant.ingest.corpus import load_papers, normalize
 
 QUESTION = "What reward does DrPose maximize?"
 # A bounded fuzz run: enough examples to shake out crashes, few enough for every CI run.
@@ -93,9 +93,9 @@ def long_abstract(tokens: int) -> str:
 @pytest.mark.parametrize("punctuated", [True, False])
 def test_a_100000_token_abstract_is_chunked_within_the_embedder(tmp_path: Path, minilm,
                                                                 punctuated: bool) -> None:
-    from assistant.ingest.chunking import ending_tokens
     from assistant.index.embeddings import MINILM_MAX_PIECES
     from assistant.index.store import embed_text, open_store
+    from assistant.ingest.chunking import ending_tokens
     from assistant.ingest.tokens import count_tokens, encoding
 
     text = long_abstract(100_000)
@@ -222,7 +222,13 @@ WORDS = ["DrPose", "PoseScore", "GlowQ", "reward", "memory", "37%", "15000", "Ma
 @given(reply=st.lists(st.sampled_from(WORDS) | st.text(max_size=12), max_size=40).map(" ".join))
 def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_path_factory) -> None:
     from assistant.answer.chain import AnswerConfig, generate
-    from assistant.answer.citations import cited_numbers, key_terms, normalise, split_units, strip_markers
+    from assistant.answer.citations import (
+        cited_numbers,
+        key_terms,
+        normalise,
+        split_units,
+        strip_markers,
+    )
     from assistant.ingest.tokens import encoding
     from assistant.types import Answer, Source
 

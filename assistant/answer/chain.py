@@ -15,13 +15,19 @@ from assistant.answer.intent import (
     asks_for_several,
     asks_whether,
     identifies,
-    question_names,
     strong_names,
 )
 from assistant.answer.prompts import load_prompt
 from assistant.answer.support import backing as supporting
-from assistant.text.sentences import key_terms, mentions, normalise, split_sentences, without_instructions
 from assistant.ingest.tokens import count_tokens, truncate
+from assistant.text.sentences import (
+    key_terms,
+    mentions,
+    normalise,
+    question_names,
+    split_sentences,
+    without_instructions,
+)
 from assistant.types import Answer, Citation, Dropped, Source, Timings, Usage
 
 if TYPE_CHECKING:

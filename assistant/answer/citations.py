@@ -6,16 +6,17 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.intent import asked_for, question_names, topic_terms
-from assistant.retrieve.lexical import stem, terms
+from assistant.answer.intent import asked_for, topic_terms
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     NUMBER,
     key_terms,
     mentions,
     normalise,
+    question_names,
     split_sentences,
 )
+from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
 _MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)

@@ -12,9 +12,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from assistant.answer.intent import question_names
-from assistant.retrieve.lexical import terms
-from assistant.text.sentences import key_terms, normalise, split_sentences
+from assistant.text.sentences import key_terms, normalise, question_names, split_sentences
+from assistant.text.stems import terms
 from assistant.types import Source
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from assistant.retrieve.lexical import stem, terms
-from assistant.text.sentences import key_terms, normalise, without_instructions
+from assistant.text.sentences import normalise, question_names, without_instructions
+from assistant.text.stems import stem, terms
 
 Kind = Literal["fact", "identify", "list"]
 
@@ -152,11 +152,6 @@ def asks_for_papers(question: str) -> bool:
 def identifies(question: str) -> bool:
     """Whether one paper, named, is the answer ("which paper proposes X?")."""
     return kind_of(question) == "identify"
-
-
-def question_names(question: str) -> set[str]:
-    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
-    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
 
 
 _STRONG = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)"

@@ -17,13 +17,13 @@ or a server without ``logprobs``) has no judge, and the answer is written and ch
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from assistant.answer.prompts import load_prompt
+from assistant.models.yes_no import share_of_yes
 from assistant.types import Source
 
 if TYPE_CHECKING:
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 Judge = Callable[[str, Source], "float | None"]
 
-YES = ("yes", "Yes", " yes", " Yes", "YES")
-NO = ("no", "No", " no", " No", "NO")
 _ABSTRACT_CHARS = 1200  # the probe's cut: the abstract's first 1,200 characters
 
 
@@ -42,14 +40,6 @@ def prompt(question: str, source: Source) -> list[BaseMessage]:
     body = (" ".join(source.passages) or source.text)[:_ABSTRACT_CHARS]
     text = load_prompt("judge").format(title=source.title, abstract=body, question=question)
     return [HumanMessage(text)]
-
-
-def share_of_yes(top: Sequence[tuple[str, float]]) -> float | None:
-    """P(yes) / (P(yes) + P(no)) from (token, log-probability) pairs of the first token; None
-    when neither answer is among them."""
-    yes = sum(math.exp(lp) for token, lp in top if token in YES)
-    no = sum(math.exp(lp) for token, lp in top if token in NO)
-    return yes / (yes + no) if yes + no else None
 
 
 def _server_yes(llm: Any, messages: list[BaseMessage]) -> float | None:

@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import resources
-from assistant.answer.intent import question_names, strong_names, topic_terms
-from assistant.retrieve.lexical import terms
-from assistant.text.sentences import mentions, normalise
+from assistant.answer.intent import strong_names, topic_terms
+from assistant.text.sentences import mentions, normalise, question_names
+from assistant.text.stems import terms
 from assistant.types import Source
 
 FEATURES = ("dense", "lexical", "coverage", "names")

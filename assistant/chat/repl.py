@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.errors import AssistantError, IndexMissingError, InputError
 from assistant.chat.render import PlainView, RichView, View, line_reader, terminal_reader, writer
+from assistant.errors import AssistantError, IndexMissingError, InputError
 from assistant.types import Answer
 
 if TYPE_CHECKING:

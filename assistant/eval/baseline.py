@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assistant.errors import ConfigurationError
-from assistant.text.mentions import cited_by_text
-from assistant.eval.metrics import RANK_DEPTH
 from assistant.answer.prompts import load_prompt
+from assistant.errors import ConfigurationError
+from assistant.eval.metrics import RANK_DEPTH
+from assistant.text.mentions import cited_by_text
 from assistant.text.sentences import split_sentences
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from assistant.eval.questions import KINDS, SPLITS, Question
 
 if TYPE_CHECKING:
     from assistant.api import Assistant
-    from assistant.eval.baseline import Baseline
     from assistant.config import Settings
+    from assistant.eval.baseline import Baseline
     from assistant.ingest.corpus import Paper
 
 FOLLOWUP_NOTE = (

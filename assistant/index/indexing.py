@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant import resources
-from assistant.ingest.corpus import load_papers
-from assistant.server_errors import model_errors
 from assistant.index.store import (
     IndexReport,
     delete_collection,
@@ -17,7 +15,9 @@ from assistant.index.store import (
     open_store,
     writer_lock,
 )
+from assistant.ingest.corpus import load_papers
 from assistant.ingest.tokens import count_tokens, encoding
+from assistant.server_errors import model_errors
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings

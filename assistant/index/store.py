@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from assistant._env import quiet_third_parties
+from assistant.errors import IndexBusyError, IndexMissingError, StoreError
 from assistant.index.chroma_faults import Guarded, forget_system, open_failure, remove_chroma_files
+from assistant.index.embeddings import embeddings_name, run_lengths
 from assistant.ingest.chunking import Chunk, chunk_paper, chunking_label, join_chunks
 from assistant.ingest.corpus import Paper
-from assistant.index.embeddings import embeddings_name, run_lengths
-from assistant.errors import IndexBusyError, IndexMissingError, StoreError
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings

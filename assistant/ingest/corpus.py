@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.errors import InputFileError
-from assistant.text.sentences import without_instructions
 from assistant.ingest.titles import derive_title, match_sidecar
+from assistant.text.sentences import without_instructions
 
 CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv"}
 SIDECAR_SUFFIXES = {".tsv"}

@@ -126,7 +126,7 @@ class EmbeddedChatModel(BaseChatModel):
         chat template (ChatML) lays it out, without a system turn."""
         import numpy as np
 
-        from assistant.answer.judge import NO, YES
+        from assistant.models.yes_no import NO, YES
 
         prompt = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n"
                          for m in self._messages(messages)) + "<|im_start|>assistant\n"

@@ -1,8 +1,8 @@
 """Words for the lexical half of hybrid retrieval, and for the grounding checks.
 
 The lexical search is bm25s's Okapi BM25 over Snowball stems (PyStemmer), saved with bm25s's
-own ``save`` as ``.npy`` files that ``load`` maps. ``terms`` and ``stem`` are this project's
-crude stems, which the grounding checks (citations, intent, support) compare words with; so
+own ``save`` as ``.npy`` files that ``load`` maps. ``terms`` and ``stem`` (``assistant.text.stems``)
+are this project's crude stems, which the grounding checks (citations, intent, support) compare words with; so
 that those checks read the same stems as before, the index also keeps how many documents use
 each such stem, for ``rarity`` and ``knows``.
 """
@@ -13,32 +13,18 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import uuid
 from collections import Counter
-from functools import lru_cache
 from pathlib import Path
 
 import bm25s
 import numpy as np
 import Stemmer
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    """a about above after again all also am an and any are as at be been being below
-    between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers him his how i if in into is it its itself just me
-    more most my no nor not now of off on once only or other our out over own same she
-    should so some such than that the their them then there these they this those through
-    to too under until up very was we were what when where which while who whom why will
-    with would you your paper papers study propose proposes proposed method approach use
-    uses used""".split()
-)
-_STOP_LIST = sorted(_STOP)
-_SUFFIXES = (("ations", "at"), ("ation", "at"), ("ings", ""), ("ing", ""), ("ies", "y"),
-             ("ied", "y"), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""),
-             ("e", ""))
+from assistant.text.stems import STOP_WORDS, terms
+
+_STOP_LIST = sorted(STOP_WORDS)
 # atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores stay on the
 # scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
 _PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
@@ -48,22 +34,6 @@ _STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequen
 # Written last: the number of documents, the format, and whether bm25s's files are there
 # (not when no document has a word to index).
 _ABOUT = "index.json"
-
-
-@lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    """A crude suffix-stripping stem: 'calibrates', 'calibrated', 'calibration' -> 'calibrat'."""
-    if word.endswith("ss"):
-        return word
-    for suffix, replacement in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + replacement
-    return word
-
-
-def terms(text: str) -> list[str]:
-    """Lower-cased word stems, stop words removed."""
-    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in _STOP]
 
 
 def _tokens(texts: list[str]) -> list[list[str]]:

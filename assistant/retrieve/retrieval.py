@@ -12,12 +12,11 @@ from typing import Any
 
 from assistant.index.chunk_table import ChunkTable
 from assistant.index.files import load_mapped, save_mapped
-from assistant.answer.intent import question_names
-from assistant.retrieve.lexical import BM25
 from assistant.index.store import Store, embed_text
-from assistant.text.sentences import normalise
-from assistant.types import Source
 from assistant.index.vector_table import VectorTable
+from assistant.retrieve.lexical import BM25
+from assistant.text.sentences import normalise, question_names
+from assistant.types import Source
 
 RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
 _CANDIDATES = 40  # chunks taken from each list before fusion

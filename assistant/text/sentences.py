@@ -33,6 +33,11 @@ def key_terms(sentence: str) -> set[str]:
     return {t for t in found if t}
 
 
+def question_names(question: str) -> set[str]:
+    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
+    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+
+
 def mentions(text: str, name: str) -> bool:
     """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
     "vlm"; "rl" is not in "world")."""
