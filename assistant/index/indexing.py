@@ -10,11 +10,11 @@ from assistant import resources
 from assistant.index.store import (
     IndexReport,
     delete_collection,
-    index_papers,
     lock_path,
     open_store,
     writer_lock,
 )
+from assistant.index.sync import index_papers
 from assistant.ingest.corpus import load_papers
 from assistant.ingest.tokens import count_tokens, encoding
 from assistant.server_errors import model_errors
