@@ -498,7 +498,7 @@ def test_a_joined_follow_up_wants_the_kind_of_answer_it_asks_for_itself(bundled_
 
 
 def test_focus_needs_the_name_as_a_word() -> None:
-    from assistant.answer.chain import focus
+    from assistant.answer.evidence import focus
     from assistant.types import Source
 
     world = Source("a", "Planning in a World Model", "We learn a world model.", 1.0)

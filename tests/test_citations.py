@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from assistant.answer.citations import (
-    CitationChecker,
-    Evidence,
-    cited_numbers,
-    is_refusal,
-    key_terms,
-    split_units,
-    strip_markers,
-)
+from assistant.answer.citations import CitationChecker, Evidence, key_terms
+from assistant.answer.markers import cited_numbers, is_refusal, split_units, strip_markers
 from assistant.types import Source
 
 

@@ -222,13 +222,8 @@ WORDS = ["DrPose", "PoseScore", "GlowQ", "reward", "memory", "37%", "15000", "Ma
 @given(reply=st.lists(st.sampled_from(WORDS) | st.text(max_size=12), max_size=40).map(" ".join))
 def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_path_factory) -> None:
     from assistant.answer.chain import AnswerConfig, generate
-    from assistant.answer.citations import (
-        cited_numbers,
-        key_terms,
-        normalise,
-        split_units,
-        strip_markers,
-    )
+    from assistant.answer.citations import key_terms, normalise
+    from assistant.answer.markers import cited_numbers, split_units, strip_markers
     from assistant.ingest.tokens import encoding
     from assistant.types import Answer, Source
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from assistant.answer.intent import asked_for, topic_terms
+from assistant.answer.markers import cited_numbers, is_refusal, strip_markers
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     NUMBER,
@@ -19,7 +20,6 @@ from assistant.text.sentences import (
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
-_MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
 _SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
 # Source numbers as a sentence's subject: "[1] and [2] are about time series."
 _SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
@@ -31,46 +31,12 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
-_REFUSAL = re.compile(
-    r"\b(?:sources?|papers?|abstracts?|context|documents?|passages?|provided)\b.*"
-    r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't)\b.*\b(?:cover|mention|provide|contain|"
-    r"include|specify|state|say|discuss|answer|describe|list|report|give)"
-    r"|\bnot\s+(?:mentioned|provided|specified|covered|stated|available|listed|reported|"
-    r"included|given|discussed)\b"
-    r"|\bno\s+(?:information|mention|details?|data)\b"
-    r"|\b(?:cannot|can't|unable\s+to)\s+(?:be\s+)?(?:determine|answer|find|tell)",
-    re.IGNORECASE,
-)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 # Question words an answer may repeat without the source using them.
 _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
     shows improve improves introduce introduces propose proposes train trains evaluate report
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
     enable tackle solve handle focus type kind explain tell give compare""".split())
-
-
-def is_refusal(sentence: str) -> bool:
-    """The model saying the sources do not answer the question."""
-    return bool(_REFUSAL.search(sentence))
-
-
-def cited_numbers(sentence: str) -> list[int]:
-    """The [n] markers in a sentence, in order ([1, 2] and [1-3] included)."""
-    numbers: list[int] = []
-    for group in _MARKER.findall(sentence):
-        for part in re.split(r"\s*[,;]\s*", group):
-            bounds = re.split(r"\s*[–-]\s*", part)
-            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
-                low, high = int(bounds[0]), int(bounds[1])
-                numbers += list(range(low, min(high, low + 20) + 1))
-            elif part.isdigit():
-                numbers.append(int(part))
-    return list(dict.fromkeys(numbers))
-
-
-def strip_markers(sentence: str) -> str:
-    return _MARKER.sub("", sentence).strip()
 
 
 @dataclass(frozen=True)
@@ -417,17 +383,3 @@ class CitationChecker:
         ]
         reason = reasons[0] if reasons else "no source to check against"
         return Verdict(sentence, dropped=Dropped(sentence, reason))
-
-
-def split_units(text: str) -> Iterator[tuple[str, str, bool]]:
-    """(bullet prefix, sentence, ends a line) for each sentence of the model's text."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    for line in lines:
-        match = _BULLET.match(line)
-        prefix = match.group(0).strip() + " " if match else ""
-        body = line[match.end():] if match else line
-        # a citation marker after the full stop belongs to the sentence before it
-        body = re.sub(r"([.!?])(\s*\[[^\]]+\])", r"\2\1", body)
-        sentences = split_sentences(body.strip())
-        for i, sentence in enumerate(sentences):
-            yield (prefix if i == 0 else ""), sentence, i == len(sentences) - 1
