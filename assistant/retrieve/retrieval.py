@@ -46,7 +46,7 @@ class HybridRetriever:
     paper, so a new process loads both without reading the collection, and a question asks
     Chroma only for the ids of its nearest chunks. For a store in a local folder, every
     chunk's vector is saved in the table's file too, and the dense search runs over them
-    (exact, and faster than Chroma's: vector_table.py).
+    (exact, and faster than Chroma's: index/vector_table.py).
     """
 
     def __init__(self, store: Store) -> None:
