@@ -50,6 +50,16 @@ class AnswerConfig:
     judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
     judge_papers: int = 2  # the best-supported papers put to the judge, in turn
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
+    judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
+
+
+def _to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Evidence]:
+    """The papers put to the judge, best supported first: a later one only when its support
+    is close to the best's (a clear second place is rarely the answer, and each judgement
+    costs the model reading a whole abstract)."""
+    ranked = sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]
+    return [e for e in ranked
+            if e.source.support >= config.judge_within * ranked[0].source.support]
 
 
 def _judged(item: Evidence, config: AnswerConfig,
@@ -272,7 +282,7 @@ def generate(
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
         # that is merely the nearest one is not (assistant/judge.py).
-        for item in sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]:
+        for item in _to_judge(evidence, config):
             p_yes = judge(question, _judged(item, config, abstract))
             if p_yes is None:
                 break  # the model cannot say how sure it is: it writes the answer instead

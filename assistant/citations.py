@@ -13,7 +13,9 @@ from assistant.text import (
     NUMBER,
     key_terms,
     mentions,
+    misspelt,
     normalise,
+    spelled_out,
     split_sentences,
 )
 from assistant.types import Dropped, Source
@@ -248,15 +250,20 @@ class CitationChecker:
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
-        missing = [t for t in key_terms(sentence) if normalise(t) not in haystack]
+        missing = [t for t in key_terms(sentence)
+                   if normalise(t) not in haystack and not spelled_out(t, haystack)]
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
         words = set(terms(sentence))
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
+        source_spellings = set(re.findall(r"[a-z]+", haystack))
+        typos = {stem(x) for x in re.findall(r"[a-z]+", normalise(sentence))
+                 if misspelt(x, source_spellings)}
+
         def unsaid(asked: set[str]) -> set[str]:
-            return {w for w in (words & asked) - source_words
+            return {w for w in (words & asked) - source_words - typos
                     if len(w) > 2 and not _stem_in(w, source_words)}
 
         # What the wh-question asked for counts as unsaid when at least half of its words in
