@@ -34,6 +34,26 @@ def key_terms(sentence: str) -> set[str]:
     return {t for t in found if t}
 
 
+# Counts written as words: "five teacher LLMs" is a number the source must give as well.
+COUNT_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if n >= 2}
+
+
+def counts(sentence: str) -> set[str]:
+    """The counts a sentence gives in words ("five", "twelve"; not "one", which is as often
+    a pronoun)."""
+    return {w for w in re.findall(r"[a-z]+", sentence.lower()) if w in COUNT_WORDS}
+
+
+def states_count(count: str, text: str) -> bool:
+    """Whether lower-cased ``text`` gives the count (digits or a word), in digits or in words."""
+    digits = COUNT_WORDS.get(count, count)
+    word = next((w for w, n in COUNT_WORDS.items() if n == digits), None)
+    return re.search(rf"(?<![\w.]){digits}(?![\w]|[.,]\d)", text) is not None or bool(
+        word and re.search(rf"\b{word}\b", text))
+
+
 def spelled_out(acronym: str, text: str) -> bool:
     """Whether lower-cased ``text`` spells out an upper-case ``acronym`` in consecutive words
     ("GP" in "a deep kernel gaussian process", "GPs" too): the source says the same thing

@@ -329,3 +329,18 @@ def test_a_typo_the_answer_repeats_is_not_a_word_the_source_lacks() -> None:
     # one letter away near the end is another word, and short words are never typos
     assert not misspelt("explorer", {"explored"}) and not misspelt("modal", {"model"})
     assert misspelt("adaptaton", {"adaptation"})
+
+
+def test_a_count_in_words_must_be_in_the_source_too() -> None:
+    evidence = [_evidence(1, "Knowledge Purification", "We consolidate the rationales of multiple "
+                          "teacher LLMs into a single rationale and evaluate on 3 benchmarks.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which teacher LLMs are used, and how many?")
+    dropped = checker.check("The paper uses five teacher LLMs [1].").dropped
+    assert dropped and "five" in dropped.reason
+    # the same count in digits or in words is stated; a count the question gave is not new
+    assert checker.check("It evaluates on three benchmarks [1].").dropped is None
+    asked = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="What do the two stages of the method consolidate?")
+    assert asked.check("The two stages consolidate the rationales of multiple teacher LLMs [1]."
+                       ).dropped is None
