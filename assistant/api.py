@@ -165,7 +165,8 @@ class Assistant:
                               min_support=fitted.threshold,
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,
-                              judge_on=fitted.judge_on)
+                              judge_on=fitted.judge_on,
+                              judge_within=fitted.judge_within)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,

@@ -137,3 +137,23 @@ def test_the_embedded_model_prefers_the_paper_that_answers(bundled_home, minilm,
                  "models like Whisper?", glowq)
     far = judge("Which paper forecasts time series with elucidated diffusion models?", glowq)
     assert 0.0 < far < right < 1.0 and near < right, (right, near, far)
+
+
+def _evidence(support: float, n: int):
+    from assistant.answer.citations import Evidence
+    from assistant.types import Source
+
+    return Evidence(n, Source(f"p{n}", f"Paper {n}", "text", 1.0, support=support), ("text",), ())
+
+
+def test_a_clear_second_place_is_not_judged() -> None:
+    from assistant.answer.chain import _to_judge
+    from assistant.answer.evidence import AnswerConfig
+
+    config = AnswerConfig(judge_papers=2, judge_within=0.95)
+    close = [_evidence(0.60, 1), _evidence(0.58, 2), _evidence(0.57, 3)]
+    assert [e.number for e in _to_judge(close, config)] == [1, 2]  # at most judge_papers
+    far = [_evidence(0.40, 1), _evidence(0.80, 2)]
+    assert [e.number for e in _to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
+    assert len(_to_judge(far, replace(config, judge_within=0.0))) == 2
+    assert 0.0 < calibration().judge_within <= 1.0  # shipped, chosen on dev

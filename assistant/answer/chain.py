@@ -42,6 +42,15 @@ if TYPE_CHECKING:
     from assistant.answer.judge import Judge
 
 ABSTAIN_TEXT = "The indexed papers do not cover this question."
+def _to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Evidence]:
+    """The papers put to the judge, best supported first: a later one only when its support
+    is close to the best's (a clear second place is rarely the answer, and each judgement
+    costs the model reading a whole abstract)."""
+    ranked = sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]
+    return [e for e in ranked
+            if e.source.support >= config.judge_within * ranked[0].source.support]
+
+
 def _judged(item: Evidence, config: AnswerConfig,
             abstract: Callable[[str], str | None] | None) -> Source:
     """The paper as the judge reads it: its whole abstract, or the excerpt chosen for the
@@ -175,7 +184,7 @@ def generate(
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
         # that is merely the nearest one is not (assistant/answer/judge.py).
-        for item in sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]:
+        for item in _to_judge(evidence, config):
             p_yes = judge(question, _judged(item, config, abstract))
             if p_yes is None:
                 break  # the model cannot say how sure it is: it writes the answer instead

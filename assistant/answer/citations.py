@@ -11,11 +11,15 @@ from assistant.answer.markers import cited_numbers, is_refusal, strip_markers
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     NUMBER,
+    counts,
     key_terms,
     mentions,
+    misspelt,
     normalise,
     question_names,
+    spelled_out,
     split_sentences,
+    states_count,
 )
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
@@ -215,15 +219,24 @@ class CitationChecker:
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
-        missing = [t for t in key_terms(sentence) if normalise(t) not in haystack]
+        missing = [t for t in key_terms(sentence)
+                   if normalise(t) not in haystack and not spelled_out(t, haystack)
+                   and not (t.isdigit() and states_count(t, haystack))]
+        # a count in words ("five teacher LLMs") the question did not give either
+        missing += [n for n in counts(sentence) - counts(self.question)
+                    if not states_count(n, haystack)]
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
         words = set(terms(sentence))
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
+        source_spellings = set(re.findall(r"[a-z]+", haystack))
+        typos = {stem(x) for x in re.findall(r"[a-z]+", normalise(sentence))
+                 if misspelt(x, source_spellings)}
+
         def unsaid(asked: set[str]) -> set[str]:
-            return {w for w in (words & asked) - source_words
+            return {w for w in (words & asked) - source_words - typos
                     if len(w) > 2 and not _stem_in(w, source_words)}
 
         # What the wh-question asked for counts as unsaid when at least half of its words in

@@ -35,6 +35,7 @@ class AnswerConfig:
     judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
     judge_papers: int = 2  # the best-supported papers put to the judge, in turn
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
+    judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
 
 
 

@@ -97,6 +97,18 @@ _OWN_LIST = re.compile(rf"\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)
                        re.IGNORECASE)
 
 
+# "What is the model behind the specular term of SSD-GS?": a part of something named, not a
+# paper to find.
+_PART_OF = re.compile(rf"^\W*(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+)?{_METHOD}"
+                      rf"\s+(?:behind|underlying|inside|of|in|for|used\s+(?:by|in))\b(?P<rest>.*)",
+                      re.IGNORECASE)
+
+
+def _part_of_named(question: str) -> bool:
+    found = _PART_OF.match(question)
+    return bool(found and _STRONG.search(found["rest"]))
+
+
 @dataclass(frozen=True)
 class Intent:
     """What a question asks for, read off its words."""
@@ -129,7 +141,7 @@ def kind_of(question: str) -> Kind:
     several = bool(_LIST.search(own))
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
-    if _IDENTIFY.search(own):
+    if _IDENTIFY.search(own) and not _part_of_named(own):
         return "identify"
     return "list" if several else "fact"
 

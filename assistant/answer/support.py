@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
-from assistant.text.sentences import mentions, normalise, question_names
-from assistant.text.stems import terms
+from assistant.text.sentences import mentions, misspelt, normalise, question_names
+from assistant.text.stems import stem, terms
 from assistant.types import Source
 
 FEATURES = ("dense", "lexical", "coverage", "names")
@@ -44,6 +45,7 @@ class Calibration:
     relative: float = 0.0  # a paper shown beside a better one needs this share of its support
     judge: float = 0.0  # the model's P(yes) a "which paper" answer needs (0: no judge)
     judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
+    judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -57,7 +59,8 @@ def calibration() -> Calibration:
     return Calibration({f: float(data["weights"][f]) for f in FEATURES}, float(data["bias"]),
                        float(data["threshold"]), float(data.get("relative", 0.0)),
                        float(data.get("judge_threshold", 0.0)),
-                       str(data.get("judge_on", "abstract")))
+                       str(data.get("judge_on", "abstract")),
+                       float(data.get("judge_within", 0.0)))
 
 
 def _has_term(term: str, words: set[str]) -> bool:
@@ -79,7 +82,9 @@ def features(question: str, source: Source, rarity: Callable[[str], float]) -> d
     topic = topic_terms(question)
     weight = {t: rarity(t) for t in topic}
     total = sum(weight.values())
-    covered = sum(w for t, w in weight.items() if _has_term(t, words))
+    spellings = set(re.findall(r"[a-z]+", normalise(text)))
+    typos = {stem(x) for x in re.findall(r"[a-z]+", normalise(question)) if misspelt(x, spellings)}
+    covered = sum(w for t, w in weight.items() if _has_term(t, words) or t in typos)
     names = question_names(question)
     flat = normalise(text)
     found = sum(1 for n in names if mentions(flat, n) or n in flat)

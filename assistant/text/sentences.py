@@ -4,6 +4,7 @@ holds, and orders planted in text (a leaf: it imports no other module of the pac
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
@@ -36,6 +37,74 @@ def key_terms(sentence: str) -> set[str]:
 def question_names(question: str) -> set[str]:
     """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
     return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+
+
+# Counts written as words: "five teacher LLMs" is a number the source must give as well.
+COUNT_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if n >= 2}
+
+
+def counts(sentence: str) -> set[str]:
+    """The counts a sentence gives in words ("five", "twelve"; not "one", which is as often
+    a pronoun)."""
+    return {w for w in re.findall(r"[a-z]+", sentence.lower()) if w in COUNT_WORDS}
+
+
+def states_count(count: str, text: str) -> bool:
+    """Whether lower-cased ``text`` gives the count (digits or a word), in digits or in words."""
+    digits = COUNT_WORDS.get(count, count)
+    word = next((w for w, n in COUNT_WORDS.items() if n == digits), None)
+    return re.search(rf"(?<![\w.]){digits}(?![\w]|[.,]\d)", text) is not None or bool(
+        word and re.search(rf"\b{word}\b", text))
+
+
+def spelled_out(acronym: str, text: str) -> bool:
+    """Whether lower-cased ``text`` spells out an upper-case ``acronym`` in consecutive words
+    ("GP" in "a deep kernel gaussian process", "GPs" too): the source says the same thing
+    in full, as abstracts often do where a question or an answer abbreviates."""
+    letters = acronym[:-1] if acronym.endswith("s") and acronym[:-1].isupper() else acronym
+    if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+        return False
+    initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", text))
+    return letters.lower() in initials and any(
+        "".join(w[0] for w in words) == letters.lower()
+        for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
+
+
+def _windows(words: list[str], size: int) -> Iterator[list[str]]:
+    return (words[i:i + size] for i in range(len(words) - size + 1))
+
+
+def misspelt(word: str, vocabulary: Iterable[str]) -> bool:
+    """Whether a long ``word`` (7 letters or more) is one letter away from a word of
+    ``vocabulary`` (a letter dropped, added or changed: "difusion", "adaptaton"): a typo in
+    the question that an answer repeats is not a word the source lacks."""
+    if len(word) < 7:
+        return False
+    for other in vocabulary:
+        if abs(len(other) - len(word)) > 1 or len(other) < 7 or other[0] != word[0]:
+            continue
+        if _one_edit(word, other):
+            return True
+    return False
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Exactly one letter inserted, deleted or replaced between ``a`` and ``b``, before their
+    last two letters ("explorer" and "explored" are two words, not a typo)."""
+    if a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if i >= len(b) - 2:
+        return False
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:]
+    return a[i:] == b[i + 1:]
 
 
 def mentions(text: str, name: str) -> bool:
