@@ -338,8 +338,7 @@ def main() -> int:
                         help="time the tutorial's second run, a full re-embedding "
                              f"(auto: only up to {TUTORIAL_REINDEX_MAX:,} papers)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="work in DIR (new or empty) and leave the stores there, for "
-                             "dense_search.py --home DIR/ours")
+                        help="work in DIR (new or empty) and leave the stores there")
     args = parser.parse_args()
     if args.keep is not None and args.keep.exists() and (
             not args.keep.is_dir() or any(args.keep.iterdir())):

@@ -145,21 +145,10 @@ class Store:
     def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
         """Ids, texts and metadata of every chunk (for lexical search), each chunk's metadata
         with its paper's fields."""
-        ids, texts, metas, _ = self._read_all(["documents", "metadatas"])
-        return ids, texts, metas
-
-    def all_chunks_and_vectors(self) -> tuple[list[str], list[str], list[dict[str, Any]],
-                                              list[Any]]:
-        """As ``all_chunks``, with each chunk's vector (for the local dense search)."""
-        return self._read_all(["documents", "metadatas", "embeddings"])
-
-    def _read_all(self, include: list[str]) -> tuple[list[str], list[str], list[dict[str, Any]],
-                                                     list[Any]]:
-        found = self.get_all(include)
+        found = self.get_all(["documents", "metadatas"])
         metas = [m or {} for m in found["metadatas"] or []]
         papers = {m["paper_id"]: m for m in metas if m.get("chunk") == 0 and "paper_id" in m}
-        return (list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers),
-                found["embeddings"])
+        return list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers)
 
     def abstract(self, paper_id: str) -> str | None:
         """The whole abstract of one paper, or None when it is not all there."""
