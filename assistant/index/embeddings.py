@@ -136,8 +136,8 @@ class MiniLMEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
 
-# A call to the model costs about as much as this many word pieces more (4 ms against 0.13 ms a
-# piece on 2 cores), and a piece costs more in a wider batch (attention grows with the width):
+# A call to the model costs about as much as this many word pieces more, and a piece costs
+# more in a wider batch (attention grows with the width):
 # a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256), 256 being
 # the model's longest input (MINILM_MAX_PIECES).
 _CALL = 30

@@ -29,9 +29,9 @@ _FILES = 8  # saved states kept on disk, the newest
 class PromptCache(LlamaRAMCache):
     """llama-cpp-python's RAM cache, without the logits that each saved state carries.
 
-    A state holds the KV cache (about 13 MB for a 460-token prompt) and a copy of the logits of
-    every prompt token (about 270 MB at Qwen's 151,936-token vocabulary), which the cache's
-    capacity does not count: 256 MB of states held 5 GB. A resumed prompt always evaluates its
+    A state holds the KV cache and a copy of the logits of every prompt token (a row of the
+    whole vocabulary each, far larger than the KV cache), which the cache's capacity does not
+    count. A resumed prompt always evaluates its
     last token again, so the old logits are never read; one row is kept because loading a
     state broadcasts it over the rows it restores.
     """
