@@ -7,10 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assistant._env import idle_blas_threads
-
-idle_blas_threads()  # before numpy loads OpenBLAS: see _env.py
-
 __all__ = [
     "Answer", "Assistant", "AssistantError", "Citation", "Settings", "Source", "ask",
 ]

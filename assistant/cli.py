@@ -223,7 +223,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def interrupted(signum: int, frame: Any) -> None:
         # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
         # for the client's next line. The server never writes the index, and its caches are
-        # replaced whole (assistant/index/files.py), so stop at once, as SIGTERM does.
+        # replaced whole (written aside, then renamed), so stop at once, as SIGTERM does.
         print("\ninterrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
 

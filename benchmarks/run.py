@@ -242,7 +242,7 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
     if not with_tutorial:  # else timed in turns with the tutorial's, after its build
         (result["retrieve_p50_ms"], result["retrieve_p95_ms"]), = timed_latencies(
             {"assistant": lambda q: assistant.retrieve(q, k=5)}, QUERIES).values()
-        # After a retrieval, so that it holds the BM25 index and chunk table saved beside the
+        # After a retrieval, so that it holds the BM25 index and the chunks saved beside the
         # collection, as the tutorial's folder is measured after its own retrievals.
         result["store_bytes"] = folder_size(settings.vectorstore_path())
 
@@ -338,8 +338,7 @@ def main() -> int:
                         help="time the tutorial's second run, a full re-embedding "
                              f"(auto: only up to {TUTORIAL_REINDEX_MAX:,} papers)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="work in DIR (new or empty) and leave the stores there, for "
-                             "dense_search.py --home DIR/ours")
+                        help="work in DIR (new or empty) and leave the stores there")
     args = parser.parse_args()
     if args.keep is not None and args.keep.exists() and (
             not args.keep.is_dir() or any(args.keep.iterdir())):

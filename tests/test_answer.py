@@ -242,27 +242,26 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     shutil.copytree(bundled_home, home)
     question = "How is the sampling budget calibrated?"
     first = [s.title for s in Assistant(Settings(home=home), embeddings=minilm).retrieve(question)]
-    saved = list((home / "cache").rglob("*.arrays")) or list(home.rglob("*.arrays"))
+    saved = list(home.rglob("*.chunks.json"))
     assert len(saved) == 1
 
-    def no_full_read(self, include):
+    def no_full_read(self):
         raise AssertionError("a saved BM25 index should not need every chunk's text")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Store, "_read_all", no_full_read)
+        patch.setattr(Store, "all_chunks", no_full_read)
         again = Assistant(Settings(home=home), embeddings=minilm).retrieve(question)
     assert [s.title for s in again] == first
     assert all(s.text for s in again)
 
     whole = saved[0].read_bytes()
-    length = int.from_bytes(whole[8:16], "little")
-    header = json.loads(whole[16:16 + length])
-    offsets_at = -(-(16 + length) // 64) * 64 + header["chunk_offsets"]["offset"] + 8
+    data = json.loads(whole)
     damages = [
-        b"not an arrays file",
+        b"not json",
         whole[: len(whole) // 2],  # cut short
-        whole[:20] + b"#" * 10 + whole[30:],  # the header garbled
-        whole[:offsets_at] + b"\xff" * 64 + whole[offsets_at + 64:],  # offsets overwritten
+        json.dumps({**data, "ids": data["ids"][:-1]}).encode(),  # fewer ids than texts
+        json.dumps({**data, "paper_of": [len(data["papers"])] * len(data["ids"])}).encode(),
+        json.dumps({k: v for k, v in data.items() if k != "texts"}).encode(),
     ]
     for damage in damages:
         saved[0].write_bytes(damage)  # damaged: rebuilt from the store, same ranking
@@ -270,8 +269,8 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
         assert [s.title for s in rebuilt] == first
         assert saved[0].read_bytes() == whole  # and saved again whole
 
-    # The BM25 index beside the table (bm25s's files): cut short, or gone, it is built again.
-    bm25 = saved[0].with_suffix(".bm25")
+    # The BM25 index beside the chunks (bm25s's files): cut short, or gone, it is built again.
+    bm25 = saved[0].with_name(saved[0].name.replace(".chunks.json", ".bm25"))
     scores = bm25 / "data.csc.index.npy"
     kept = scores.read_bytes()
     for damage in (lambda: scores.write_bytes(kept[: len(kept) // 2]),
@@ -282,31 +281,30 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
         assert scores.read_bytes() == kept
 
 
-def test_chunk_table_round_trips_texts_and_papers() -> None:
-    import numpy as np
-
-    from assistant.index.chunk_table import ChunkTable
+def test_saved_chunks_round_trip_texts_and_papers(tmp_path) -> None:
+    from assistant.retrieve.retrieval import _Chunks
 
     texts = ["Plain text.", "Ünïcode — dashes and 漢字.", "", "Second chunk of paper one."]
     metas = [{"paper_id": "p1", "title": "One", "chunk": 0, "abstract": "long"},
              {"paper_id": "p2", "title": "Two", "title_derived": True, "arxiv_id": "2601.1"},
              {"paper_id": "p3", "title": "Three"},
              {"paper_id": "p1", "title": "One", "chunk": 1}]
-    table = ChunkTable.build(["a", "b", "c", "d"], texts, metas)
-    again = ChunkTable.from_arrays(table.arrays())
+    _Chunks.build(["a", "b", "c", "d"], texts, metas).save(tmp_path / "v.chunks.json")
+    again = _Chunks.load(tmp_path / "v.chunks.json")
     assert again.ids == ["a", "b", "c", "d"]
-    assert [again.text(i) for i in range(4)] == texts
-    assert again.meta(1) == {"paper_id": "p2", "title": "Two", "title_derived": True,
-                             "arxiv_id": "2601.1"}
-    assert again.meta(0) is again.meta(3)  # one record per paper, not per chunk
-    assert "abstract" not in again.meta(0)
+    assert again.texts == texts
+    assert again.metas[1] == {"paper_id": "p2", "title": "Two", "title_derived": True,
+                              "arxiv_id": "2601.1"}
+    assert again.metas[0] is again.metas[3]  # one record per paper, not per chunk
+    assert "abstract" not in again.metas[0]
     assert again.position("d") == 3 and again.position("zz") is None
+    assert [p.name for p in tmp_path.iterdir()] == ["v.chunks.json"]  # no temporary file left
     with pytest.raises(ValueError):  # fewer ids than chunks
-        ChunkTable.from_arrays({**table.arrays(), "chunk_ids": np.frombuffer(b"a\nb", np.uint8)})
+        _Chunks(["a", "b"], texts, again.papers, again.paper_of)
 
 
-def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_home, minilm,
-                                                                     tmp_path, monkeypatch) -> None:
+def test_a_question_asks_chroma_once_for_the_nearest_chunks(bundled_home, minilm,
+                                                            tmp_path, monkeypatch) -> None:
     import shutil
 
     home = tmp_path / "home"
@@ -314,10 +312,8 @@ def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_hom
     question = "How is the sampling budget calibrated?"
     assistant = Assistant(Settings(home=home), embeddings=minilm)
     first = assistant.retrieve(question)
-    store = assistant.retriever.store
-    assert store.local and assistant.retriever._lexical.vectors is not None
     calls: list[str] = []
-    collection = store.collection
+    collection = assistant.retriever.store.collection
     for name in ("get", "query"):
         def spy(*args, _name=name, _original=getattr(collection, name), **kwargs):
             calls.append(f"{_name} {kwargs.get('include')}")
@@ -325,33 +321,20 @@ def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_hom
 
         monkeypatch.setattr(collection, name, spy, raising=False)
     again = assistant.retrieve(question)
+    # only the ids and distances: texts and papers come from the saved chunks
+    assert calls == ["query ['distances']"]
     assert [(s.title, s.passages, s.dense) for s in again] == [
         (s.title, s.passages, s.dense) for s in first]
-    assert calls == []  # the dense search ran over the saved vectors
-
-    # A Chroma server keeps its own search: one query for the ids of the nearest chunks.
-    store.local = False
-    assistant.retriever._lexical = None
-    assistant.retrieve(question)  # loads the saved index, leaving its vectors unused
-    calls.clear()
-    served = assistant.retrieve(question)
-    assert calls == ["query ['distances']"]
-    assert [(s.title, s.passages) for s in served] == [(s.title, s.passages) for s in first]
-    # Chroma's cosine distances and the saved vectors' products agree (87 chunks, fewer than
-    # Chroma's search_ef of 100, so its HNSW search is exact here too)
-    assert [s.dense for s in served] == pytest.approx([s.dense for s in first], abs=2e-4)
 
 
-@pytest.mark.parametrize("local", [False, True], ids=["server", "folder"])
 def test_chunks_written_after_the_lexical_index_are_found(
-        settings, fake_embeddings, tmp_path, local) -> None:
+        settings, fake_embeddings, tmp_path) -> None:
     from assistant.index.indexing import build_index
 
     extra = tmp_path / "extra.txt"
     build_index(settings, embeddings=fake_embeddings)
     assistant = Assistant(settings, embeddings=fake_embeddings)
     store = assistant.retriever.store
-    store.local = local  # a server's store asks Chroma for the nearest chunks
     assistant.retrieve("anything")  # the lexical index and its table, for this version
     pinned = store.version()
     store.version = lambda max_age=1.0: pinned  # the indexer's change not yet seen
@@ -366,14 +349,9 @@ def test_chunks_written_after_the_lexical_index_are_found(
     question = embed_text(new["metadatas"][0]["title"], new["documents"][0])
     found = assistant.retriever.retrieve(question, k=50)
     mine = [s for s in found if s.chunk_ids == (new["ids"][0],)]
-    if not local:
-        # Chroma's search finds it before the index follows; its text is read from the store.
-        assert mine and mine[0].dense > 0.999 and "sorts marbles" in mine[0].text
-        assert len(assistant.retriever._lexical.table) < store.count()
-        return
-    # A local store searches its saved vectors: the new chunk is found once the retriever
-    # sees the store's new version (within a second of the write).
-    assert not mine
+    # Chroma's search finds it before the index follows; its text is read from the store.
+    assert mine and mine[0].dense > 0.999 and "sorts marbles" in mine[0].text
+    assert len(assistant.retriever._lexical.table) < store.count()
     del store.version  # the instance's pinned version: the real one again
     store._version = None
     found = assistant.retriever.retrieve(question, k=50)

@@ -65,11 +65,8 @@ class MiniLMEmbeddings(Embeddings):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.log_severity_level = 3
-        # Workers spin while a run lasts but stop at its end. By default they spin on for
-        # about 50 ms of a core after each run, which on 2 cores the dense search, the next
-        # question or llama.cpp's prompt then lacks: at 1,000 papers a retrieval took 5.30 ms
-        # with the default (9.29 ms with OpenBLAS's default too, see _env.py) and 5.14 ms with
-        # this (benchmarks/idle_threads.py); batches ran as fast (docs/performance.md).
+        # Workers spin while a run lasts but stop at its end: by default they spin on after
+        # each run, on the cores that the next question or llama.cpp's prompt then lacks.
         options.add_session_config_entry(SPIN_STOP_KEY, "1")
         self.session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
@@ -139,8 +136,8 @@ class MiniLMEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
 
-# A call to the model costs about as much as this many word pieces more (4 ms against 0.13 ms a
-# piece on 2 cores), and a piece costs more in a wider batch (attention grows with the width):
+# A call to the model costs about as much as this many word pieces more, and a piece costs
+# more in a wider batch (attention grows with the width):
 # a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256), 256 being
 # the model's longest input (MINILM_MAX_PIECES).
 _CALL = 30

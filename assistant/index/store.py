@@ -82,7 +82,6 @@ class Store:
     location: str
     client: Any = None
     cache_dir: Path | None = None  # where derived indexes (BM25) are kept
-    local: bool = False  # a folder of this machine's (not a Chroma server)
     _version: tuple[float, str] | None = field(default=None, repr=False)
 
     def count(self) -> int:
@@ -108,7 +107,7 @@ class Store:
     def papers(self, abstracts: bool = True) -> list[PaperInfo]:
         """Every paper in the index, in title order; a paper whose chunks are not all there
         (a build cut off) has no abstract. Without ``abstracts`` none has one, and only the
-        first chunks' metadata is read (at 20,000 papers 1.4 s against 1.9 s)."""
+        first chunks' metadata is read, which is faster."""
         if not abstracts:
             found = self.get_all(["metadatas"], where={"chunk": 0})
             return sorted((_paper_info(m, "") for m in found["metadatas"] or []),
@@ -145,21 +144,10 @@ class Store:
     def all_chunks(self) -> tuple[list[str], list[str], list[dict[str, Any]]]:
         """Ids, texts and metadata of every chunk (for lexical search), each chunk's metadata
         with its paper's fields."""
-        ids, texts, metas, _ = self._read_all(["documents", "metadatas"])
-        return ids, texts, metas
-
-    def all_chunks_and_vectors(self) -> tuple[list[str], list[str], list[dict[str, Any]],
-                                              list[Any]]:
-        """As ``all_chunks``, with each chunk's vector (for the local dense search)."""
-        return self._read_all(["documents", "metadatas", "embeddings"])
-
-    def _read_all(self, include: list[str]) -> tuple[list[str], list[str], list[dict[str, Any]],
-                                                     list[Any]]:
-        found = self.get_all(include)
+        found = self.get_all(["documents", "metadatas"])
         metas = [m or {} for m in found["metadatas"] or []]
         papers = {m["paper_id"]: m for m in metas if m.get("chunk") == 0 and "paper_id" in m}
-        return (list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers),
-                found["embeddings"])
+        return list(found["ids"]), list(found["documents"] or []), _with_papers(metas, papers)
 
     def abstract(self, paper_id: str) -> str | None:
         """The whole abstract of one paper, or None when it is not all there."""
@@ -331,8 +319,7 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
     else:
         cache = settings.vectorstore_path() / "bm25" / settings.collection
     guarded = Guarded(collection, location, client=client)
-    return Store(guarded, embeddings, location, Guarded(client, location), cache,
-                 local=not settings.chroma_url)
+    return Store(guarded, embeddings, location, Guarded(client, location), cache)
 
 
 @contextmanager

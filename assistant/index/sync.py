@@ -1,5 +1,5 @@
 """Indexing papers into the Chroma store: add new, replace changed, drop removed; the writes on
-a thread of their own, and compacting Chroma's file after a large change."""
+a thread of their own."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from assistant.index.embeddings import run_lengths
@@ -27,10 +26,9 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
     on its first chunk only, with the whole abstract where ``whole`` (the chunks joined do
     not give it back).
 
-    Each key is a row in Chroma's SQLite, and a text also an entry of its index: at 45,000
-    chunks, 5 keys instead of 12 on the chunks after the first wrote 12% faster and read back
-    twice as fast (schema 2). The abstracts, which the chunks hold already, were 28 MB of text
-    at 20,000 papers; left out, Chroma's SQLite file fell from 362 to 238 MB (schema 3).
+    Each key is a row in Chroma's SQLite, and a text also an entry of its index: fewer keys
+    on the chunks after the first write and read back faster (schema 2), and the abstracts,
+    which the chunks hold already, are not stored twice (schema 3).
     """
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "tokens": chunk.tokens,
@@ -122,8 +120,6 @@ def index_papers(
     removed = sum(1 for pid in existing if pid not in wanted) - replaced
     if todo or removed or replaced:
         _stamp(store)
-        if store.local:
-            compact(Path(store.location), changed=len(todo) + removed, papers=len(papers))
     added = sum(1 for _, _, was_there in todo if not was_there) - replaced
     return IndexReport(
         papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
@@ -138,9 +134,8 @@ def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Ch
     """Embed ``window`` (whole papers) shortest text first, ``_BATCH`` chunks a call, and write
     each paper, all its chunks in one call, as soon as all of them are embedded.
 
-    Texts of similar length batched together waste less padding: sorting 2,048 chunks instead
-    of 256 cuts the word pieces the embedder runs by 5% at 1,000 papers, and sorting them by
-    the embedder's own word pieces instead of characters cuts the padding from 3.2% to 1.1%.
+    Texts of similar length batched together waste less padding, the more so the wider the
+    window sorted and when sorted by the embedder's own word pieces rather than characters.
     """
     texts = [embed_text(p.title, c.text) for p, c, _, _ in window]
     lengths = run_lengths(store.embeddings, texts)
@@ -244,46 +239,3 @@ def _stamp(store: Store) -> None:
         metadata["embedding_dimension"] = len(sample["embeddings"][0])
     store.collection.modify(metadata=metadata)
 
-
-# Run in a process of its own: Chroma's Rust bindings carry their own copy of SQLite, and two
-# copies in one process do not see each other's locks (closing one's connection even drops
-# the other's), so a VACUUM here could rewrite the file under this process's Chroma client.
-# Exit status: 0 compacted, 3 not worth it, anything else not done.
-_COMPACT = """
-import sqlite3, sys
-uri, changed, papers, timeout = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-db = sqlite3.connect(uri, uri=True, timeout=timeout)
-free, pages = (db.execute("PRAGMA " + name).fetchone()[0]
-               for name in ("freelist_count", "page_count"))
-if changed * 10 < papers and free * 20 < pages:
-    sys.exit(3)
-db.execute("VACUUM")
-"""
-
-
-def compact(folder: Path, *, changed: int, papers: int, timeout: float = 1.0) -> bool:
-    """VACUUM Chroma's SQLite file after a run that rewrote much of it; True if it ran.
-
-    Rows written in batches leave B-tree pages part-full and free pages behind: at 20,000
-    generated papers the file went from 238 to 224 MB, in 2.2 s of a 20-minute build
-    (2026-12-03). It runs when the papers added, changed or removed are a tenth of the store's
-    or more, or when free pages are a twentieth of the file, so a small update does not pay
-    for rewriting a large store. It waits at most ``timeout`` seconds for readers in other
-    processes to finish; new readers wait meanwhile and while it runs (a Chroma client reading
-    in a loop in another process waited at most 1.1 s through a compaction of the 20,000-paper
-    store, with no error, and 8 s through an exclusive lock). SQLite's VACUUM is one
-    transaction: should it fail (a reader still there, the disk full), the file is as it was.
-    """
-    import subprocess
-    import sys
-
-    path = folder / "chroma.sqlite3"
-    if not path.is_file():
-        return False
-    uri = f"{path.resolve().as_uri()}?mode=rw"  # never creates a file
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", _COMPACT, uri, str(changed),
-                               str(papers), str(timeout)], capture_output=True, check=False)
-    except OSError:
-        return False  # compacting is a saving, not a step the index depends on
-    return done.returncode == 0

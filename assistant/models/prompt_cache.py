@@ -12,6 +12,8 @@ state costs a load and never changes an answer.
 from __future__ import annotations
 
 import hashlib
+import os
+import uuid
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,8 +22,6 @@ from typing import Any
 import numpy as np
 from llama_cpp import LlamaRAMCache, LlamaState
 
-from assistant.index.files import save_arrays
-
 _KIND_TOKENS = 64  # prompts that begin alike this far share a system prompt
 _FILES = 8  # saved states kept on disk, the newest
 
@@ -29,9 +29,9 @@ _FILES = 8  # saved states kept on disk, the newest
 class PromptCache(LlamaRAMCache):
     """llama-cpp-python's RAM cache, without the logits that each saved state carries.
 
-    A state holds the KV cache (about 13 MB for a 460-token prompt) and a copy of the logits of
-    every prompt token (about 270 MB at Qwen's 151,936-token vocabulary), which the cache's
-    capacity does not count: 256 MB of states held 5 GB. A resumed prompt always evaluates its
+    A state holds the KV cache and a copy of the logits of every prompt token (a row of the
+    whole vocabulary each, far larger than the KV cache), which the cache's capacity does not
+    count. A resumed prompt always evaluates its
     last token again, so the old logits are never read; one row is kept because loading a
     state broadcasts it over the rows it restores.
     """
@@ -83,7 +83,7 @@ class PromptCache(LlamaRAMCache):
         if path.is_file():
             return  # this kind of prompt is saved already: its beginning is what counts
         try:
-            save_arrays(path, {
+            _save(path, {
                 "input_ids": np.asarray(state.input_ids, dtype=np.int32),
                 "scores": np.asarray(state.scores, dtype=np.float32),
                 "n_tokens": np.array([state.n_tokens]), "seed": np.array([state.seed]),
@@ -93,6 +93,17 @@ class PromptCache(LlamaRAMCache):
                 old.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only cache folder: the states stay in RAM only
+
+
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write the ``.npz`` file ``path`` whole or not at all: another process may read it."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
+            np.savez(handle, **arrays)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _mtime(path: Path) -> float:

@@ -2,32 +2,82 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import threading
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.index.chunk_table import ChunkTable
-from assistant.index.files import load_mapped, save_mapped
 from assistant.index.store import Store, embed_text
-from assistant.index.vector_table import VectorTable
 from assistant.retrieve.lexical import BM25
 from assistant.text.sentences import normalise, question_names
 from assistant.types import Source
 
 RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
 _CANDIDATES = 40  # chunks taken from each list before fusion
+# What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
+PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id")
+
+
+class _Chunks:
+    """Every indexed chunk's id, text and paper; chunk ``i`` is document ``i`` of the BM25
+    index. Saved as JSON beside it, so a new process reads neither from Chroma."""
+
+    def __init__(self, ids: list[str], texts: list[str], papers: list[dict[str, Any]],
+                 paper_of: list[int]) -> None:
+        if not len(ids) == len(texts) == len(paper_of):
+            raise ValueError("chunk lists disagree in length")
+        self.ids, self.texts, self.papers, self.paper_of = ids, texts, papers, paper_of
+        self.metas = [papers[p] for p in paper_of]  # IndexError: names a paper it lacks
+        self._position = {chunk_id: i for i, chunk_id in enumerate(ids)}
+
+    @classmethod
+    def build(cls, ids: list[str], texts: list[str | None],
+              metas: list[dict[str, Any] | None]) -> _Chunks:
+        papers: list[dict[str, Any]] = []
+        number: dict[str, int] = {}
+        paper_of = []
+        for meta in metas:
+            meta = meta or {}
+            pid = str(meta.get("paper_id", ""))
+            if pid not in number:
+                number[pid] = len(papers)
+                papers.append({k: meta[k] for k in PAPER_FIELDS if k in meta})
+            paper_of.append(number[pid])
+        return cls(list(ids), [t or "" for t in texts], papers, paper_of)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def position(self, chunk_id: str) -> int | None:
+        return self._position.get(chunk_id)
+
+    def save(self, path: Path) -> None:
+        """Write the file whole or not at all: other processes may be reading it."""
+        tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+        try:
+            tmp.write_text(json.dumps({"ids": self.ids, "texts": self.texts,
+                                       "papers": self.papers, "paper_of": self.paper_of}))
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, path: Path) -> _Chunks:
+        data = json.loads(path.read_text())
+        return cls(data["ids"], data["texts"], data["papers"], data["paper_of"])
 
 
 @dataclass
 class _Lexical:
     version: str
     bm25: BM25
-    table: ChunkTable  # document i of the BM25 index is chunk i of the table
-    vectors: VectorTable | None = None  # row i is chunk i's vector (a local store only)
+    table: _Chunks  # document i of the BM25 index is chunk i of the table
     normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
 
     def normalised_text(self, i: int) -> str:
@@ -35,18 +85,16 @@ class _Lexical:
         if text is None:
             if len(self.normalised) >= 20_000:
                 self.normalised.clear()  # bounded, for a long-running server
-            text = self.normalised[i] = normalise(self.table.text(i))
+            text = self.normalised[i] = normalise(self.table.texts[i])
         return text
 
 
 class HybridRetriever:
     """Ranks papers for a question; the BM25 index follows the collection's version.
 
-    The BM25 index (bm25s's files) is saved beside a table of every chunk's id, text and
-    paper, so a new process loads both without reading the collection, and a question asks
-    Chroma only for the ids of its nearest chunks. For a store in a local folder, every
-    chunk's vector is saved in the table's file too, and the dense search runs over them
-    (exact, and faster than Chroma's: index/vector_table.py).
+    The BM25 index (bm25s's files) is saved beside every chunk's id, text and paper, so a
+    new process loads both without reading the collection, and a question asks Chroma only
+    for the ids of its nearest chunks (Chroma's own search).
     """
 
     def __init__(self, store: Store) -> None:
@@ -62,12 +110,12 @@ class HybridRetriever:
             return self._lexical
 
     def _paths(self, version: str) -> tuple[Path, Path] | None:
-        """The saved chunk table (with the vectors) and BM25 index of a version."""
+        """The saved chunks and BM25 index of a version."""
         folder = self.store.cache_dir
         if folder is None:
             return None
         name = re.sub(r"[^A-Za-z0-9_-]", "_", version)
-        return folder / f"{name}.arrays", folder / f"{name}.bm25"
+        return folder / f"{name}.chunks.json", folder / f"{name}.bm25"
 
     def _load(self, version: str) -> _Lexical | None:
         """The index saved for this version of the collection, if it is sound."""
@@ -75,54 +123,35 @@ class HybridRetriever:
         if paths is None or not paths[0].is_file():
             return None
         try:
-            data = load_mapped(paths[0])  # mapped, not read: the pages a question needs load
-            table = ChunkTable.from_arrays(data)
-            vectors = VectorTable.from_arrays(data) if self.store.local else None
+            table = _Chunks.load(paths[0])
             bm25 = BM25.load(paths[1])
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
             return None  # damaged or from another version of the code: build it again
         if len(table) != bm25.size or bm25.size != self.store.count():
             return None
-        if self.store.local and (vectors is None or len(vectors) != len(table)
-                                 or (len(table) and not vectors.dimension)):
-            return None  # saved before the vectors were, or damaged: build it again
-        return _Lexical(version, bm25, table, vectors)
+        return _Lexical(version, bm25, table)
 
     def _build(self, version: str) -> _Lexical:
-        vectors = None
-        if self.store.local:
-            ids, texts, metas, raw = self.store.all_chunks_and_vectors()
-            # Row i must be chunk i; should Chroma ever return fewer vectors, search with it.
-            vectors = VectorTable.build(raw) if len(raw) == len(ids) else None
-        else:
-            ids, texts, metas = self.store.all_chunks()
+        ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")
                      for t, m in zip(texts, metas, strict=True)]
         bm25 = BM25.build(documents)
-        table = ChunkTable.build(ids, texts, metas)
+        table = _Chunks.build(ids, texts, metas)
         paths = self._paths(version)
         if paths is not None:
             try:
-                for pattern in ("*.arrays", "*.npz", "*.bm25"):  # .npz: the format before 2026-12
+                # .arrays and .npz: the formats of earlier versions
+                for pattern in ("*.arrays", "*.npz", "*.bm25", "*.chunks.json"):
                     for old in paths[0].parent.glob(pattern):
                         if old.is_dir():
                             shutil.rmtree(old, ignore_errors=True)
                         else:
                             old.unlink()
-                bm25.save(paths[1])  # first: a table without its index is built again
-                save_mapped(paths[0], {**table.arrays(),
-                                       **(vectors.arrays() if vectors is not None else {})})
+                bm25.save(paths[1])  # first: chunks without their index are built again
+                table.save(paths[0])
             except OSError:
                 pass  # a read-only store still answers; the index is rebuilt next time
-        return _Lexical(version, bm25, table, vectors)
-
-    def _dense(self, lexical: _Lexical, vector: list[float]) -> list[tuple[str, float]]:
-        """Ids and similarities of the nearest chunks: from the saved vectors when they are
-        there and of the question's dimension, else from Chroma."""
-        table, vectors = lexical.table, lexical.vectors
-        if vectors is not None and len(vectors) and vectors.dimension == len(vector):
-            return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
-        return self.store.nearest(vector, _CANDIDATES, total=len(table))
+        return _Lexical(version, bm25, table)
 
     def rarity(self, term: str) -> float:
         """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
@@ -139,12 +168,12 @@ class HybridRetriever:
         if not question.strip() or not len(table):
             return []
         vector = self.store.embeddings.embed_query(question)
-        dense = self._dense(lexical, vector)
+        dense = self.store.nearest(vector, _CANDIDATES, total=len(table))
         bm25 = lexical.bm25.search(question, _CANDIDATES)
         names = question_names(question)
-        # Chunks that a Chroma server's search finds but were written since the index was
-        # built (it follows within a second) are read from the store; every other text comes
-        # from the table.
+        # Chunks that Chroma's search finds but were written since the index was built (it
+        # follows within a second) are read from the store; every other text comes from the
+        # table.
         fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
 
         # Each candidate's paper now; its text only if it is returned or name-matched.
@@ -155,7 +184,7 @@ class HybridRetriever:
         rankings: list[list[str]] = [[], []]  # dense, lexical
         for chunk_id, similarity in dense:
             at = table.position(chunk_id)
-            meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            meta = table.metas[at] if at is not None else fetched.get(chunk_id, ("", {}))[1]
             if "paper_id" not in meta:
                 continue  # deleted by an indexer at this very moment
             papers[chunk_id] = meta
@@ -167,7 +196,7 @@ class HybridRetriever:
         top_bm25 = bm25[0][1] if bm25 else 1.0
         for index, score in bm25:
             chunk_id = table.ids[index]
-            meta = papers.setdefault(chunk_id, table.meta(index))
+            meta = papers.setdefault(chunk_id, table.metas[index])
             pid = meta.get("paper_id")
             if pid is None:
                 continue
@@ -178,7 +207,7 @@ class HybridRetriever:
 
         def text(chunk_id: str) -> str:
             at = table.position(chunk_id)
-            return table.text(at) if at is not None else fetched[chunk_id][0]
+            return table.texts[at] if at is not None else fetched[chunk_id][0]
 
         # Papers that contain a name from the question (a method, dataset, acronym) rank as
         # a third list: a name match is the surest sign of the paper being asked about.
