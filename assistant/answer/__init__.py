@@ -1,0 +1,1 @@
+"""Answering: question intent, evidence, the citation checker, the chain."""

@@ -1,0 +1,1 @@
+"""Reading papers: formats, titles, chunking."""

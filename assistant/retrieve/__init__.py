@@ -1,0 +1,1 @@
+"""Finding the passages that answer a question: lexical, dense, fused."""
