@@ -175,6 +175,13 @@ def _texts(values: object) -> tuple[str, ...]:
     return tuple(t for t in (_text(v) for v in values) if t)
 
 
+def _person(name: str) -> str:
+    """``Last, First`` (as RIS writes names) turned to ``First Last``, as the other readers give."""
+    last, comma, first = name.partition(",")
+    return f"{first.strip()} {last.strip()}" if comma and first.strip() and "," not in first \
+        else name
+
+
 def _year(value: object) -> int | None:
     match = _YEAR.search(str(value)) if value not in (None, "") else None
     return int(match.group(1)) if match else None
@@ -295,7 +302,7 @@ def read_ris(path: Path) -> Iterator[Item]:
         yield _reference(
             path, r.get("start_line"), _first(r.get("title"), r.get("primary_title")),
             _first(r.get("abstract"), r.get("notes_abstract")),
-            authors=_texts(r.get("authors") or r.get("first_authors")),
+            authors=tuple(_person(a) for a in _texts(r.get("authors") or r.get("first_authors"))),
             year=_year(r.get("year") or r.get("publication_year") or r.get("date")),
             venue=_first(r.get("secondary_title"), r.get("journal_name"),
                          r.get("alternate_title3")),
@@ -385,9 +392,14 @@ def _csl(path: Path, line: int, r: dict) -> Item:
         year=_year(year or (r.get("issued") or {}).get("raw")),
         venue=_first(r.get("container-title"), r.get("event-title")),
         keywords=_texts(r.get("keyword")), doi=_first(r.get("DOI")), url=url,
-        key=_first(r.get("citation-key"), r.get("id")), entry_type=_first(r.get("type")),
+        key=_first(r.get("citation-key"), _key_like(r.get("id"))), entry_type=_first(r.get("type")),
         **_ids_in(url, r.get("note"), r.get("number")),
     )
+
+
+def _key_like(value: object) -> str | None:
+    """A CSL ``id`` that is a citation key (Better BibTeX's), not a Zotero item URI."""
+    return value if isinstance(value, str) and re.fullmatch(r"[\w\-.+]+", value) else None
 
 
 def _openreview(path: Path, line: int, r: dict) -> Item:
