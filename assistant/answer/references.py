@@ -79,8 +79,11 @@ def _entry_type(venue: str | None, arxiv_id: str | None) -> tuple[str, str | Non
 
 
 def _verbatim(value: str) -> str:
-    """URLs and DOIs as written, with any brace percent-encoded so the entry stays balanced."""
-    return value.replace("{", "%7B").replace("}", "%7D").replace("\\", "%5C")
+    """URLs and DOIs as written: braces and backslashes percent-encoded so the entry stays
+    balanced, and ``%`` escaped, since BibTeX parsers take a bare one for a comment."""
+    for char, code in (("\\", "%5C"), ("{", "%7B"), ("}", "%7D")):
+        value = value.replace(char, code)
+    return value.replace("%", r"\%")
 
 
 def generated_entry(ref: Mapping[str, Any] | Any, key: str | None = None) -> Entry:

@@ -241,7 +241,8 @@ def read_bibtex(path: Path) -> Iterator[Item]:
     for block in library.failed_blocks:
         if isinstance(block, bibtexparser.model.DuplicateBlockKeyBlock):
             continue
-        reason = str(block.error).strip().splitlines()[-1].strip()
+        error = block.error
+        reason = getattr(error, "abort_reason", None) or str(error).strip() or "a syntax error"
         raise InputFileError(
             f"{path}:{block.start_line + 1}: this entry cannot be parsed ({reason}); "
             "check its braces, quotes and commas"
