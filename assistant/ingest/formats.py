@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import bibtexparser
 import rispy
 from bibtexparser import middlewares
 from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latexwalker import get_default_latex_context_db
 
 from assistant.errors import InputFileError
 
@@ -156,6 +158,7 @@ def sniff(record: object) -> str | None:
 # --- shared helpers ---------------------------------------------------------------------
 
 _LATEX = LatexNodes2Text(math_mode="verbatim")
+_LATEX_CONTEXT = get_default_latex_context_db()  # built once: it costs as much as a parse
 _ARXIV_ID = re.compile(r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z\-.]*/?\d{4}\.?\d{3,5})(?:v\d+)?",
                        re.I)
 _OPENREVIEW_ID = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w\-]+)")
@@ -423,16 +426,24 @@ def _openreview(path: Path, line: int, r: dict) -> Item:
     )
 
 
+@lru_cache(maxsize=8192)  # names recur across a snapshot; the decoder is slow
+def _detex(text: str) -> str:
+    """LaTeX accents and braces to text; plain text (most names) is returned as it is."""
+    if not any(c in text for c in "\\{}~"):
+        return text
+    return _LATEX.latex_to_text(text, latex_context=_LATEX_CONTEXT)
+
+
 def _arxiv_author(parts: list[str]) -> str:
     last, first, suffix = (list(parts) + ["", "", ""])[:3]
-    return _LATEX.latex_to_text(" ".join(p for p in (first, last, suffix) if p))
+    return _detex(" ".join(p for p in (first, last, suffix) if p))
 
 
 def _arxiv(path: Path, line: int, r: dict) -> Item:
     if r.get("authors_parsed"):
         authors = tuple(_arxiv_author(p) for p in r["authors_parsed"])
     else:
-        names = _LATEX.latex_to_text(str(r.get("authors") or ""))
+        names = _detex(str(r.get("authors") or ""))
         authors = tuple(re.split(r",\s*(?:and\s+)?|\s+and\s+", names))
     versions = r.get("versions") or [{}]
     year = _year(versions[0].get("created")) or _year(r.get("update_date"))
