@@ -73,7 +73,8 @@ def measure(mode: str, path: Path, limit: int, where: list[str]) -> dict[str, An
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     run = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path), str(limit), *where],
-                         capture_output=True, text=True, env=env, timeout=1800)
+                         check=False, capture_output=True, text=True, env=env,
+                         timeout=1800)
     if run.returncode != 0:
         raise SystemExit(f"the {mode} reading failed:\n{run.stderr[-2000:]}")
     return json.loads(run.stdout)

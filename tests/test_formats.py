@@ -95,7 +95,8 @@ def test_ris_records_with_ab_or_n2_abstracts() -> None:
     assert diverse.authors == ("Chidi Okafor", "Åsa Lindqvist")
     assert (diverse.year, diverse.venue, diverse.doi) == (2026, "ICLR 2026", "10.5555/diverse.2026")
     assert diverse.keywords == ("Rashomon set", "model multiplicity")
-    assert (diverse.openreview_id, diverse.key, diverse.line) == ("kQjSUHC84V", "okafor2026diverse", 1)
+    assert (diverse.openreview_id, diverse.key, diverse.line) == (
+        "kQjSUHC84V", "okafor2026diverse", 1)
     assert tempflow.title.startswith("TempFlow-GRPO")  # T1
     assert tempflow.abstract.startswith("Recent flow matching models")  # N2
     assert tempflow.authors == ("Wei Zhang", "Giulia Rossi")  # A1
@@ -297,8 +298,8 @@ def test_chroma_where_agrees_with_matches_on_a_real_collection() -> None:
     ("venue>ICLR", r"'>' in 'venue>ICLR' compares numbers and only 'year' is a number"),
     ("year~202", r"'~' in 'year~202' looks inside text"),
     ("venue=", r"no value after '='"),
-    ("just words", r"cannot read the filter 'just words': expected FIELD OP VALUE.*operators: "
-                   r"= != > >= < <= ~"),
+    ("just words", (r"cannot read the filter 'just words': expected FIELD OP VALUE.*"
+                    r"operators: = != > >= < <= ~")),
     ("year=>2024", r"must be a whole number"),
 ])
 def test_where_errors_name_the_bad_part(expr: str, message: str) -> None:

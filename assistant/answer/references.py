@@ -17,13 +17,14 @@ from pylatexenc.latexencode import (
 )
 
 # Words a key never starts its title part with (Better BibTeX skips the same kind).
-STOPWORDS = frozenset(
-    "a an and as at by for from in into of on or over the to toward towards under via with "
-    "without when what why how is are do does can we our".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "by", "can", "do", "does", "for", "from", "how", "in",
+    "into", "is", "of", "on", "or", "our", "over", "the", "to", "toward", "towards", "under",
+    "via", "we", "what", "when", "why", "with", "without",
+})
 _CONFERENCE = re.compile(
     r"conference|proceedings|symposium|workshop|\b(iclr|neurips|nips|icml|aaai|ijcai|acl|"
-    r"emnlp|naacl|cvpr|iccv|eccv|colm|aistats|uai|kdd|sigir|www)\b", re.I)
+    r"emnlp|naacl|cvpr|iccv|eccv|colm|aistats|uai|kdd|sigir|www)\b", re.IGNORECASE)
 # $...$ stays as written (titles carry math); the rest becomes LaTeX, {\"u} and {\&}
 _ENCODER = UnicodeToLatexEncoder(
     conversion_rules=[

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -159,8 +159,8 @@ def sniff(record: object) -> str | None:
 
 _LATEX = LatexNodes2Text(math_mode="verbatim")
 _LATEX_CONTEXT = get_default_latex_context_db()  # built once: it costs as much as a parse
-_ARXIV_ID = re.compile(r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z\-.]*/?\d{4}\.?\d{3,5})(?:v\d+)?",
-                       re.I)
+_ARXIV_ID = re.compile(
+    r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z\-.]*/?\d{4}\.?\d{3,5})(?:v\d+)?", re.IGNORECASE)
 _OPENREVIEW_ID = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w\-]+)")
 _YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 
@@ -232,15 +232,16 @@ def _ids_in(*texts: object) -> dict[str, str]:
 
 # --- BibTeX -----------------------------------------------------------------------------
 
-# Decode LaTeX before splitting names: the decoder does not reach into lists of names.
-_BIB_STACK = [middlewares.NormalizeFieldKeys(), middlewares.LatexDecodingMiddleware(),
-              middlewares.SeparateCoAuthors(), middlewares.SplitNameParts(),
-              middlewares.MergeNameParts(style="first")]
+def _bib_stack() -> list[middlewares.BlockMiddleware]:
+    # LaTeX decoded before names are split: the decoder does not reach into lists of names
+    return [middlewares.NormalizeFieldKeys(), middlewares.LatexDecodingMiddleware(),
+            middlewares.SeparateCoAuthors(), middlewares.SplitNameParts(),
+            middlewares.MergeNameParts(style="first")]
 
 
 def read_bibtex(path: Path) -> Iterator[Item]:
     """BibTeX and BibLaTeX (Zotero, Better BibTeX, JabRef) entries that have an abstract."""
-    library = bibtexparser.parse_string(_read(path), append_middleware=_BIB_STACK)
+    library = bibtexparser.parse_string(_read(path), append_middleware=_bib_stack())
     for block in library.failed_blocks:
         if isinstance(block, bibtexparser.model.DuplicateBlockKeyBlock):
             continue

@@ -18,7 +18,7 @@ ALIASES = {"authors": "author", "keywords": "keyword"}
 OPERATORS = ("=", "!=", ">", ">=", "<", "<=", "~")
 LIST_KEYS = {"authors", "keywords"}
 _CHROMA_OPS = {"=": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte"}
-_EXPRESSION = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|<=|!=|=|>|<|~)\s*(.*?)\s*$", re.S)
+_EXPRESSION = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|<=|!=|=|>|<|~)\s*(.*?)\s*$", re.DOTALL)
 _HELP = (f"fields: {', '.join(FIELDS)}; operators: {' '.join(OPERATORS)} "
          "(e.g. year>=2024, author~smith, venue=\"ICLR 2026\")")
 
