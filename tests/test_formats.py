@@ -21,7 +21,7 @@ from assistant.ingest.formats import (
     iter_references,
     read_references,
 )
-from assistant.retrieve.where import FilterError, parse
+from assistant.retrieve.where import FilterError, chroma_metadata, parse
 
 DATA = Path(__file__).parent / "data" / "formats"
 
@@ -193,6 +193,13 @@ def test_arxiv_limit_and_filter_apply_while_reading(tmp_path: Path) -> None:
     assert "3 did not match the filter" in summary.describe()
 
 
+def test_an_empty_json_file_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n")
+    with pytest.raises(InputFileError, match=r"empty\.jsonl: the file is empty"):
+        read_references(path, fmt="arxiv")
+
+
 def test_a_non_object_json_record_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "notes.json"
     path.write_text('[\n {"id": "a", "forum": "a", "content": {"abstract": {"value": "x"}}},\n'
@@ -281,8 +288,7 @@ def test_chroma_where_agrees_with_matches_on_a_real_collection() -> None:
     client = chromadb.EphemeralClient()
     collection = client.create_collection("where-test", embedding_function=None)
     collection.add(ids=["0", "1", "2"], embeddings=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
-                   metadatas=[{k: v for k, v in p.items() if v not in (None, [])}
-                              for p in papers])
+                   metadatas=[{**chroma_metadata(p), "n": i} for i, p in enumerate(papers)])
     for exprs in (["year>=2024"], ["venue!=NeurIPS"], ["author=Ana B"], ["author!=Ana B"],
                   ["year<2026", "keyword=reinforcement learning"], ["venue=NeurIPS"]):
         flt = parse(exprs)
@@ -290,6 +296,12 @@ def test_chroma_where_agrees_with_matches_on_a_real_collection() -> None:
         python = {str(i) for i, p in enumerate(papers) if flt.matches(p)}
         assert chroma == python, exprs
     client.delete_collection("where-test")
+
+
+def test_chroma_metadata_leaves_out_what_chroma_refuses() -> None:
+    assert chroma_metadata({"title": "T", "year": "2025", "venue": None, "authors": [],
+                            "keywords": ("a", "")}) == {"title": "T", "year": 2025,
+                                                        "keywords": ["a"]}
 
 
 @pytest.mark.parametrize(("expr", "message"), [

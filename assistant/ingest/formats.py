@@ -118,7 +118,8 @@ def read_references(path: Path, *, fmt: str | None = None, limit: int | None = N
                     keep: Callable[[Reference], bool] | None = None,
                     ) -> tuple[list[Reference], Summary]:
     """All references of ``path`` (see :func:`iter_references`) and the file's summary."""
-    summary = Summary(str(path), fmt or detect_format(Path(path)) or "unknown")
+    fmt = fmt or detect_format(Path(path))
+    summary = Summary(str(path), fmt or "unknown")
     refs = list(iter_references(path, summary, fmt=fmt, limit=limit, keep=keep))
     return refs, summary
 
@@ -343,6 +344,7 @@ def _json_records(path: Path) -> Iterator[tuple[int, object]]:
     if head in ("[", "{"):
         yield from _json_array(path, _read(path))
     else:
+        _read(path)  # an empty file says so
         raise InputFileError(f"{path}:1: expected a JSON array or one JSON object per line")
 
 

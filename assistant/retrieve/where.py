@@ -102,6 +102,25 @@ class Filter:
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
+def chroma_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The filterable fields as the store should write them for :meth:`Filter.chroma_where`:
+    ``year`` an int, lists as lists, and a field left out rather than ``None`` or ``[]``
+    (Chroma refuses empty lists; a missing field fails every condition but ``!=``, as in
+    :meth:`Filter.matches`)."""
+    out: dict[str, Any] = {}
+    for key in FIELDS.values():
+        value = metadata.get(key)
+        if key == "year":
+            value = _as_year(value)
+        elif key in LIST_KEYS:
+            value = [str(v) for v in value or () if str(v)] or None
+        elif value is not None:
+            value = str(value) or None
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def parse(exprs: list[str]) -> Filter:
     """Parse ``--where`` expressions (all must hold) into a :class:`Filter`."""
     if isinstance(exprs, str):
