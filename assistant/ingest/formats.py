@@ -163,6 +163,7 @@ _LATEX_CONTEXT = get_default_latex_context_db()  # built once: it costs as much 
 _ARXIV_ID = re.compile(
     r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z\-.]*/?\d{4}\.?\d{3,5})(?:v\d+)?", re.IGNORECASE)
 _OPENREVIEW_ID = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w\-]+)")
+_BETWEEN = re.compile(r"[\s,]*")  # between the records of a JSON array
 _YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 
 
@@ -371,13 +372,15 @@ def _json_array(path: Path, text: str) -> Iterator[tuple[int, object]]:
         data = data["notes"]
     if not isinstance(data, list):
         raise InputFileError(f"{path}:1: expected a JSON array of records")
-    # json gives no positions: find where each top-level record starts, for messages
-    decoder, lines, at = json.JSONDecoder(), [], text.index("[") + 1
-    for _ in data:
-        at = len(text) - len(text[at:].lstrip(" \t\r\n,"))
-        lines.append(text.count("\n", 0, at) + 1)
-        at = decoder.raw_decode(text, at)[1]
-    yield from zip(lines, data)
+    # json gives no positions: find the line each top-level record starts on, for messages
+    decoder, at = json.JSONDecoder(), text.index("[") + 1
+    line = text.count("\n", 0, at) + 1
+    for record in data:
+        start = _BETWEEN.match(text, at).end()
+        line += text.count("\n", at, start)
+        yield line, record
+        at = decoder.raw_decode(text, start)[1]
+        line += text.count("\n", start, at)
 
 
 def _value(content: dict, name: str) -> Any:
