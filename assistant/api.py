@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
 
-    from assistant.judge import Judge
-    from assistant.retrieval import HybridRetriever
-    from assistant.store import PaperInfo, Store
+    from assistant.answer.judge import Judge
+    from assistant.index.store import PaperInfo, Store
+    from assistant.retrieve.retrieval import HybridRetriever
 
 History = Sequence[tuple[str, str]]
 
@@ -68,7 +68,7 @@ class Assistant:
     def embeddings(self) -> Embeddings:
         with self._build_lock:
             if self._embeddings is None:
-                from assistant.embeddings import build_embeddings
+                from assistant.index.embeddings import build_embeddings
 
                 self._embeddings = build_embeddings(self.settings)
             return self._embeddings
@@ -77,7 +77,7 @@ class Assistant:
     def store(self) -> Store:
         with self._build_lock:
             if self._store is None:
-                from assistant.store import open_store
+                from assistant.index.store import open_store
 
                 self._store = open_store(self.settings, self.embeddings)
             return self._store
@@ -86,7 +86,7 @@ class Assistant:
     def llm(self) -> BaseChatModel:
         with self._build_lock:
             if self._llm is None:
-                from assistant.llm import build_llm
+                from assistant.models.llm import build_llm
 
                 self._llm = build_llm(self.settings)
             return self._llm
@@ -95,14 +95,14 @@ class Assistant:
     def retriever(self) -> HybridRetriever:
         with self._build_lock:  # one retriever (and one BM25 index) for all threads
             if self._retriever is None:
-                from assistant.retrieval import HybridRetriever
+                from assistant.retrieve.retrieval import HybridRetriever
 
                 self._retriever = HybridRetriever(self.store)
             return self._retriever
 
     @cached_property
     def _encoding(self) -> Any:
-        from assistant.tokens import encoding
+        from assistant.ingest.tokens import encoding
 
         return encoding(self.settings.cache_path())
 
@@ -121,7 +121,7 @@ class Assistant:
 
     def _supported(self, question: str, sources: list[Source]) -> list[Source]:
         """``sources`` with how well each supports the question (``Source.support``)."""
-        from assistant.support import score_sources
+        from assistant.answer.support import score_sources
 
         return score_sources(question, sources, self.retriever.rarity)
 
@@ -140,11 +140,11 @@ class Assistant:
         self, question: str, history: History | None, k: int | None
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
-        from assistant.answer import AnswerConfig, generate
-        from assistant.llm import model_label
+        from assistant.answer.chain import AnswerConfig, generate
+        from assistant.answer.support import calibration
+        from assistant.ingest.tokens import truncate
+        from assistant.models.llm import model_label
         from assistant.server_errors import model_errors
-        from assistant.support import calibration
-        from assistant.tokens import truncate
 
         started = time.perf_counter()
         text = clean_question(question)
@@ -165,7 +165,8 @@ class Assistant:
                               min_support=fitted.threshold,
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,
-                              judge_on=fitted.judge_on)
+                              judge_on=fitted.judge_on,
+                              judge_within=fitted.judge_within)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
@@ -180,8 +181,8 @@ class Assistant:
     @property
     def judge(self) -> Judge | None:
         """The model's yes/no judgement of a paper against a question (None when the model
-        gives no token probabilities): assistant/judge.py."""
-        from assistant.judge import build_judge
+        gives no token probabilities): assistant/answer/judge.py."""
+        from assistant.answer.judge import build_judge
 
         with self._build_lock:
             if self._judge is None:
@@ -190,14 +191,14 @@ class Assistant:
 
     def rewrite(self, question: str, history: History) -> str:
         """A follow-up made standalone by the model; other questions are returned as they are."""
-        from assistant.answer import recap
-        from assistant.intent import needs_rewrite
+        from assistant.answer.chain import recap
+        from assistant.answer.intent import needs_rewrite
 
         if not needs_rewrite(question, history):
             return question
         from langchain_core.messages import HumanMessage
 
-        from assistant.prompts import load_prompt
+        from assistant.answer.prompts import load_prompt
 
         prompt = load_prompt("rewrite").format(history=recap(history), question=question)
         reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=48)
@@ -206,13 +207,13 @@ class Assistant:
         if _same_words(rewritten, question):
             # The model left it as it was ("the approach" still unnamed): the previous
             # question says what it is about (flat when it was itself such a follow-up).
-            from assistant.intent import join_follow_up
+            from assistant.answer.intent import join_follow_up
 
             return join_follow_up(question, history[-1][0])
         return rewritten
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
-        from assistant.store import embed_text
+        from assistant.index.store import embed_text
 
         return self.embeddings.embed_documents([embed_text(source.title, p) for p in passages])
 

@@ -113,7 +113,7 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     settings = _settings(args)
     progress_bar = None
@@ -200,7 +200,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from assistant.chat import run_chat_command
+    from assistant.chat.repl import run_chat_command
 
     return run_chat_command(_settings(args, model=args.model), k=args.k)
 
@@ -210,7 +210,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import signal
 
     from assistant.api import Assistant
-    from assistant.mcp_server import serve
+    from assistant.serve.mcp_server import serve
 
     # stdout carries the protocol: every log line goes to stderr
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
@@ -223,7 +223,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def interrupted(signum: int, frame: Any) -> None:
         # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
         # for the client's next line. The server never writes the index, and its caches are
-        # replaced whole (assistant/files.py), so stop at once, as SIGTERM does.
+        # replaced whole (assistant/index/files.py), so stop at once, as SIGTERM does.
         print("\ninterrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
 
@@ -249,7 +249,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import signal
 
     from assistant.api import Assistant
-    from assistant.http_server import serve
+    from assistant.serve.http_server import serve
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_SecretFreeFormatter("assistant serve: %(levelname)s %(message)s"))
@@ -268,7 +268,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from assistant.evaluation import run_eval_command
+    from assistant.eval.runner import run_eval_command
 
     return run_eval_command(_settings(args), args)
 

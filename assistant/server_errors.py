@@ -1,6 +1,6 @@
 """Failures of a model server as errors that say what to do; light to import.
 
-Kept apart from ``assistant.llm`` so that retrieval and indexing, which only need these,
+Kept apart from ``assistant.models.llm`` so that retrieval and indexing, which only need these,
 do not import LangChain's chat-model stack (about 2 s of a cold start).
 """
 

@@ -35,7 +35,7 @@ class Source:
     chunk_ids: tuple[str, ...] = ()
     dense: float = 0.0
     lexical: float = 0.0
-    support: float = 0.0  # how well the paper supports the question (0 to 1): support.py
+    support: float = 0.0  # how well the paper supports the question (0 to 1): answer/support.py
 
     @property
     def label(self) -> str:

@@ -46,14 +46,14 @@ def _summary(prefix: str, first: list[float], total: list[float]) -> dict[str, A
 def answer_latencies(work: Path) -> dict[str, Any]:
     """First-token and total latency per question, model loaded once, index built once."""
     from langchain_core.messages import HumanMessage
+    from tutorial import TutorialPipeline
 
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.embeddings import MiniLMEmbeddings
-    from assistant.indexing import build_index
+    from assistant.index.embeddings import MiniLMEmbeddings
+    from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
     from assistant.resources import bundled_corpus_dir
-    from tutorial import TutorialPipeline
 
     settings = Settings(home=work / "home")
     embeddings = MiniLMEmbeddings()
@@ -97,7 +97,7 @@ def answer_latencies(work: Path) -> dict[str, Any]:
 def chat_latencies(assistant: Any) -> dict[str, Any]:
     """Follow-up latency in chats (rewrite included), without and with saved prompt states,
     each chat run both ways one after the other from an empty context."""
-    from assistant.prompt_cache import PromptCache
+    from assistant.models.prompt_cache import PromptCache
 
     llama = assistant.llm.load()
     saved_cache = llama.cache

@@ -1,4 +1,4 @@
-"""Fit the support model (assistant/support.py) on the dev split and choose its threshold.
+"""Fit the support model (assistant/answer/support.py) on the dev split and choose its threshold.
 
     python benchmarks/calibrate.py                 # print the fit and both splits' figures
     python benchmarks/calibrate.py --write         # also save assistant/data/support.json
@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assistant import resources  # noqa: E402
+from assistant.answer.support import FEATURES, Calibration, features, named  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
-from assistant.questions import Question, load_questions  # noqa: E402
-from assistant.support import FEATURES, Calibration, features, named  # noqa: E402
+from assistant.eval.questions import Question, load_questions  # noqa: E402
 
 
 def rows(assistant: Assistant, questions: list[Question], k: int) -> list[dict]:

@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 import numpy as np  # noqa: E402
 
-from assistant.retrieval import _CANDIDATES as N_NEAREST  # noqa: E402  retrieval's dense list
-from assistant.vector_table import VectorTable  # noqa: E402
+from assistant.index.vector_table import VectorTable  # noqa: E402
+from assistant.retrieve.retrieval import _CANDIDATES as N_NEAREST  # noqa: E402  retrieval's dense list
 
 Search = Callable[[np.ndarray], np.ndarray]  # unit question -> rows, nearest first
 
@@ -108,7 +108,7 @@ def _nearest(rows: np.ndarray, candidates: np.ndarray, q: np.ndarray) -> np.ndar
 def questions() -> list[str]:
     from run import QUERIES
 
-    from assistant.questions import load_questions
+    from assistant.eval.questions import load_questions
 
     return QUERIES + [q.text for q in load_questions(ROOT / "data" / "eval" / "questions.jsonl")]
 
@@ -117,8 +117,8 @@ def build_store(papers: int, home: Path) -> None:
     import scale_corpus
 
     from assistant.config import Settings
-    from assistant.embeddings import MiniLMEmbeddings
-    from assistant.indexing import build_index
+    from assistant.index.embeddings import MiniLMEmbeddings
+    from assistant.index.indexing import build_index
 
     corpus = scale_corpus.write(papers, home / "corpus" / "papers.jsonl")
     build_index(Settings(home=home), [corpus], embeddings=MiniLMEmbeddings())
@@ -127,7 +127,7 @@ def build_store(papers: int, home: Path) -> None:
 def measure(home: Path, rounds: int, rescores: list[int], shares: list[float]) -> dict[str, Any]:
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.embeddings import MiniLMEmbeddings
+    from assistant.index.embeddings import MiniLMEmbeddings
 
     embeddings = MiniLMEmbeddings()
     assistant = Assistant(Settings(home=home), embeddings=embeddings)

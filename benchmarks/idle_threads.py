@@ -58,7 +58,7 @@ onnxruntime.InferenceSession.__init__ = init
 from run import QUERIES
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.embeddings import MiniLMEmbeddings
+from assistant.index.embeddings import MiniLMEmbeddings
 
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -107,9 +107,9 @@ def child(variant: str, home: Path, texts: Path) -> dict[str, float]:
 
 def measure(papers: int, rounds: int, work: Path) -> dict[str, Any]:
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.embeddings import MiniLMEmbeddings
-    from assistant.indexing import build_index
+    from assistant.index.embeddings import MiniLMEmbeddings
+    from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     home = work / "ours"

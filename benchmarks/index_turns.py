@@ -29,11 +29,11 @@ from tutorial import TutorialPipeline  # noqa: E402
 
 
 def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
-    from assistant import store
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.embeddings import MiniLMEmbeddings
-    from assistant.indexing import build_index
+    from assistant.index import sync
+    from assistant.index.embeddings import MiniLMEmbeddings
+    from assistant.index.indexing import build_index
+    from assistant.ingest.corpus import load_papers
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     embeddings = MiniLMEmbeddings()
@@ -41,7 +41,7 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
     for n, who in enumerate(order):
         name = NAMES[who]
         folder = work / f"{name}-{n}"
-        store.BACKGROUND_WRITES = who != "W"
+        sync.BACKGROUND_WRITES = who != "W"
         start, cpu = time.perf_counter(), time.process_time()
         if who in "AW":  # the assistant reads and parses the corpus file as part of its build
             build_index(Settings(home=folder), [corpus], embeddings=embeddings)
@@ -54,7 +54,7 @@ def in_turns(papers: int, order: str, work: Path) -> dict[str, Any]:
         })
         shutil.rmtree(folder, ignore_errors=True)
 
-    store.BACKGROUND_WRITES = True
+    sync.BACKGROUND_WRITES = True
 
     def speed(fast: str, slow: str, key: str) -> float:
         """Papers per second of ``fast`` over those of ``slow`` (> 1: ``fast`` is faster)."""

@@ -1,4 +1,4 @@
-"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py): measure it on
+"""The model's yes/no judgement of "which paper …?" answers (assistant/answer/judge.py): measure it on
 dev and choose its threshold.
 
     python benchmarks/judge_probe.py --out judge.jsonl [--split dev] [--limit N]
@@ -13,7 +13,10 @@ question with each paper's P(yes), whether it is a gold paper, and the seconds i
 The threshold: the answer is the first judged paper at or above it, else "not covered". The one
 chosen is the one that maximises (unanswerable questions abstained) - (answerable questions
 whose gold paper was backed that are answered wrongly or not at all), over dev only; ``--write``
-saves it as ``judge_threshold`` in assistant/data/support.json. Test is scored to report.
+saves it as ``judge_threshold`` in assistant/data/support.json, with ``judge_within``: the
+largest share of the first paper's support a second paper needs to be judged at all that keeps
+both dev figures (each judgement is the model reading a whole abstract, ~15 s on 2 cores).
+Test is scored to report.
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assistant import resources, support  # noqa: E402
+from assistant.answer.intent import identifies  # noqa: E402
+from assistant.answer.support import calibration  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
-from assistant.intent import identifies  # noqa: E402
-from assistant.questions import load_questions  # noqa: E402
-from assistant.support import calibration  # noqa: E402
+from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.types import Source  # noqa: E402
 
 
@@ -46,7 +49,7 @@ def probe(split: str, out: Path, limit: int | None, on: str, null: bool,
     if real is None:
         raise SystemExit("the configured model gives no token probabilities: no judge to probe")
     shipped = support.calibration()
-    support.calibration = lambda: replace(shipped, judge=1.01, judge_on=on)  # judge them all
+    support.calibration = lambda: replace(shipped, judge=1.01, judge_on=on, judge_within=0.0)  # judge them all
     calls: list[dict] = []
 
     def recording(question: str, source: Source) -> float | None:
@@ -76,31 +79,51 @@ def probe(split: str, out: Path, limit: int | None, on: str, null: bool,
             print(q.id, [(p["gold"], p["p_yes"]) for p in papers], row.get("null"), flush=True)
 
 
-def outcome(row: dict, threshold: float) -> str:
+def judged(row: dict, within: float = 0.0) -> list[dict]:
+    """The papers generate() puts to the judge: after the first, only those whose support is at
+    least ``within`` of the first's."""
+    papers = row["papers"]
+    return [p for p in papers if p["support"] >= within * papers[0]["support"]] if papers else []
+
+
+def outcome(row: dict, threshold: float, within: float = 0.0) -> str:
     """'abstain', 'right' (a gold paper) or 'wrong', as generate() decides at ``threshold``."""
-    for paper in row["papers"]:
+    for paper in judged(row, within):
         if paper["p_yes"] >= threshold:
             return "right" if paper["gold"] else "wrong"
     return "abstain"
 
 
-def figures(rows: list[dict], threshold: float) -> dict[str, float]:
+def figures(rows: list[dict], threshold: float, within: float = 0.0) -> dict[str, float]:
     unanswerable = [r for r in rows if not r["answerable"]]
     answerable = [r for r in rows if r["answerable"] and r["gold_backed"]]
-    abstained = sum(outcome(r, threshold) == "abstain" for r in unanswerable)
-    right = sum(outcome(r, threshold) == "right" for r in answerable)
-    missed = sum(outcome(r, threshold) == "abstain" for r in answerable)
-    return {"threshold": threshold,
+    abstained = sum(outcome(r, threshold, within) == "abstain" for r in unanswerable)
+    right = sum(outcome(r, threshold, within) == "right" for r in answerable)
+    missed = sum(outcome(r, threshold, within) == "abstain" for r in answerable)
+    # judgements made: the answer stops at the first paper accepted
+    calls = 0
+    for r in rows:
+        for paper in judged(r, within):
+            calls += 1
+            if paper["p_yes"] >= threshold:
+                break
+    return {"threshold": threshold, "within": within,
             "abstention_recall": abstained / len(unanswerable) if unanswerable else 0.0,
             "right": right / len(answerable) if answerable else 0.0,
             "false_abstention": missed / len(answerable) if answerable else 0.0,
+            "judgements": calls, "questions": len(rows),
             "unanswerable": len(unanswerable), "answerable_backed": len(answerable)}
 
 
 def choose(rows: list[dict]) -> dict[str, float]:
+    """The threshold that best separates (near misses abstained + gold given), then the
+    largest ``within`` that keeps both figures and so spares the most judgements."""
     grid = [round(0.5 + 0.01 * i, 2) for i in range(46)]
-    return max((figures(rows, t) for t in grid),
+    best = max((figures(rows, t) for t in grid),
                key=lambda f: (f["abstention_recall"] + f["right"] - 1, -f["threshold"]))
+    keeps = [figures(rows, best["threshold"], w) for w in [round(0.05 * i, 2) for i in range(21)]]
+    return max((f for f in keeps if f["abstention_recall"] >= best["abstention_recall"]
+                and f["right"] >= best["right"]), key=lambda f: f["within"])
 
 
 def plot(path: Path, rows: list[dict], threshold: float) -> None:
@@ -165,14 +188,16 @@ def main() -> int:
             target = ROOT / "assistant" / "data" / "support.json"
             data = json.loads(target.read_text(encoding="utf-8"))
             data["judge_threshold"] = best["threshold"]
+            data["judge_within"] = best["within"]
             data["judge_fitted_on"] = f"dev, {len(dev)} which-paper questions"
             target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
             print(f"wrote {target}")
         if args.plot:
             plot(args.plot, dev, calibration().judge if not args.write else best["threshold"])
     else:
-        threshold = calibration().judge
-        print(json.dumps({args.split: figures(rows, threshold)}, indent=2))
+        fitted = calibration()
+        split = rows[0]["split"] if rows else args.split
+        print(json.dumps({split: figures(rows, fitted.judge, fitted.judge_within)}, indent=2))
     return 0
 
 

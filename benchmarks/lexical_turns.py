@@ -1,5 +1,5 @@
 """The lexical index alone at N generated papers: this checkout's against the one of an earlier
-commit (its assistant/lexical.py, read with git), built, saved, loaded and searched in turns.
+commit (its assistant/retrieve/lexical.py, read with git), built, saved, loaded and searched in turns.
 
     python benchmarks/lexical_turns.py --papers 20000 --against c36ff61 [--json]
 
@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def earlier(ref: str, folder: Path) -> Any:
-    """assistant/lexical.py as it was at ``ref``, imported under another name."""
+    """assistant/retrieve/lexical.py as it was at ``ref``, imported under another name."""
     path = folder / "lexical_then.py"
-    path.write_text(subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:assistant/lexical.py"],
+    path.write_text(subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:assistant/retrieve/lexical.py"],
                                    check=True, capture_output=True, text=True).stdout)
     spec = importlib.util.spec_from_file_location("lexical_then", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
@@ -48,17 +48,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=1000)
     parser.add_argument("--against", required=True, metavar="REF",
-                        help="the commit whose assistant/lexical.py to compare with")
+                        help="the commit whose assistant/retrieve/lexical.py to compare with")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from assistant import lexical as now
-    from assistant.chunking import chunk_paper
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.store import embed_text
-    from assistant.tokens import count_tokens, encoding
+    from assistant.index.store import embed_text
+    from assistant.ingest.chunking import chunk_paper
+    from assistant.ingest.corpus import load_papers
+    from assistant.ingest.tokens import count_tokens, encoding
+    from assistant.retrieve import lexical as now
 
     out: dict[str, Any] = {"papers": args.papers, "against": args.against}
     with tempfile.TemporaryDirectory(prefix="assistant-lexical-") as tmp:

@@ -2,7 +2,7 @@
 
 llama.cpp may move weights into "extra" CPU buffers with kernels of their own (AMX tiles where
 it was built for them, AVX2 repacking otherwise). The assistant turns them off on builds with
-AMX kernels, which crash (assistant/llama_cpu.py). This measures what each placement gives on
+AMX kernels, which crash (assistant/models/llama_cpu.py). This measures what each placement gives on
 this machine, each in a child process (a crash is reported, not fatal), in turns (ABCCBA...):
 
     python benchmarks/llama_kernels.py [--rounds 3] [--json]
@@ -33,7 +33,7 @@ _REPACKED = rb"blk\.[0-9]+\.(ffn_up|ffn_gate|attn_q|attn_k|attn_output)\.weight"
 
 
 def _prompt() -> str:
-    from assistant.corpus import load_papers
+    from assistant.ingest.corpus import load_papers
     from assistant.resources import bundled_corpus_dir
 
     papers = load_papers([bundled_corpus_dir()])
@@ -73,8 +73,8 @@ def child(config: str, tokens: int) -> dict[str, Any]:
     import llama_cpp.llama_cpp as low
 
     from assistant.config import Settings
-    from assistant.llama_cpu import use_extra_buffers
-    from assistant.model_file import ensure_model
+    from assistant.models.llama_cpu import use_extra_buffers
+    from assistant.models.model_file import ensure_model
 
     low.llama_backend_init()
     defaults = low.llama_model_default_params

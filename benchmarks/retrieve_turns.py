@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.embeddings import MiniLMEmbeddings
+    from assistant.index.embeddings import MiniLMEmbeddings
 
     def threads(value: str) -> int | None:
         if value == "auto":

@@ -109,7 +109,7 @@ def chroma_server(path: Path) -> tuple[subprocess.Popen, str]:
 
 def copy_to_server(store, url: str, settings_cls) -> Any:
     """Copy the built collection, vectors included, to a server (no second embedding run)."""
-    from assistant.store import open_store
+    from assistant.index.store import open_store
 
     target = open_store(settings_cls(chroma_url=url), store.embeddings, create=True)
     total = store.count()
@@ -137,7 +137,7 @@ class RawInTurns:
     """
 
     def __init__(self, embeddings: Any, sample: list[str], total: int) -> None:
-        from assistant.embeddings import run_lengths
+        from assistant.index.embeddings import run_lengths
 
         lengths = run_lengths(embeddings, sample)
         ordered = [sample[i] for i in sorted(range(len(sample)), key=lengths.__getitem__)]
@@ -190,13 +190,13 @@ class RawInTurns:
 def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
           tutorial_reindex: bool = True, with_tutorial: bool = True) -> dict[str, Any]:
     from assistant.api import Assistant
-    from assistant.chunking import chunk_paper
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.embeddings import MiniLMEmbeddings
-    from assistant.indexing import build_index
-    from assistant.store import embed_text
-    from assistant.tokens import count_tokens, encoding
+    from assistant.index.embeddings import MiniLMEmbeddings
+    from assistant.index.indexing import build_index
+    from assistant.index.store import embed_text
+    from assistant.ingest.chunking import chunk_paper
+    from assistant.ingest.corpus import load_papers
+    from assistant.ingest.tokens import count_tokens, encoding
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     settings = Settings(home=work / "ours")
@@ -293,7 +293,7 @@ def _finish(result: dict[str, Any], work: Path, with_answers: bool, tutorial: bo
     probe = ("from assistant.api import Assistant; from assistant.config import Settings; "
              f"Assistant(Settings(home={str(work / 'ours')!r})).retrieve('GlowQ')")
     probe_tut = ("import sys; sys.path.insert(0, " + repr(str(ROOT / "benchmarks")) + "); "
-                 "from tutorial import TutorialPipeline; from assistant.embeddings import "
+                 "from tutorial import TutorialPipeline; from assistant.index.embeddings import "
                  "MiniLMEmbeddings; from pathlib import Path; "
                  f"TutorialPipeline(Path({str(work / 'tutorial')!r}), MiniLMEmbeddings())"
                  ".retrieve('GlowQ', k=5)")

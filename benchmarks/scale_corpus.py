@@ -13,9 +13,9 @@ import random
 import re
 from pathlib import Path
 
-from assistant.text import split_sentences
-from assistant.corpus import load_papers
+from assistant.ingest.corpus import load_papers
 from assistant.resources import bundled_corpus_dir
+from assistant.text.sentences import split_sentences
 
 _SYLLABLES = ["ra", "lo", "mi", "ven", "tor", "qua", "zel", "dri", "pho", "nex", "ka", "sul", "bri", "ont"]
 _NAMED = re.compile(r"\b[A-Z][A-Za-z]*[A-Z][A-Za-z0-9\-]*\b")

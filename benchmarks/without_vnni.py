@@ -58,8 +58,8 @@ def _checks(tables: int, queries: int) -> dict[str, object]:
     # the model of the 16-bit kernel the test suite trusts, and its two ways to search
     from test_vector_table import _float_only, _scanned, _SixteenBitKernel
 
-    from assistant import int8_scan
-    from assistant.vector_table import VectorTable
+    from assistant.index import int8_scan
+    from assistant.index.vector_table import VectorTable
 
     rng = np.random.default_rng(3)
     agree = overflowed = 0

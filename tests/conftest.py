@@ -64,7 +64,7 @@ def settings(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def minilm():
-    from assistant.embeddings import MiniLMEmbeddings
+    from assistant.index.embeddings import MiniLMEmbeddings
 
     return MiniLMEmbeddings()
 
@@ -80,7 +80,7 @@ def fake_embeddings():
 def bundled_home(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
     """A home folder with the bundled corpus indexed by the real embedding model."""
     from assistant.config import Settings
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     home = tmp_path_factory.mktemp("bundled")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(home / "tiktoken")
@@ -92,7 +92,7 @@ def bundled_home(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
 def embedded_llm():
     """The real embedded model, loaded once for the session (cached model file reused)."""
     from assistant.config import Settings
-    from assistant.llm import build_llm
+    from assistant.models.llm import build_llm
 
     llm = build_llm(Settings(cache_dir=_user_cache()))
     llm.load()

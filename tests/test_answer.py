@@ -9,11 +9,11 @@ import pytest
 from conftest import BUNDLED
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from assistant.answer import ABSTAIN_TEXT
+from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.support import backing, calibration
 from assistant.types import Answer
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
@@ -236,7 +236,7 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
                                                               monkeypatch) -> None:
     import shutil
 
-    from assistant.store import Store
+    from assistant.index.store import Store
 
     home = tmp_path / "home"
     shutil.copytree(bundled_home, home)
@@ -285,7 +285,7 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
 def test_chunk_table_round_trips_texts_and_papers() -> None:
     import numpy as np
 
-    from assistant.chunk_table import ChunkTable
+    from assistant.index.chunk_table import ChunkTable
 
     texts = ["Plain text.", "Ünïcode — dashes and 漢字.", "", "Second chunk of paper one."]
     metas = [{"paper_id": "p1", "title": "One", "chunk": 0, "abstract": "long"},
@@ -345,7 +345,7 @@ def test_a_question_reads_a_local_store_not_at_all_and_a_server_once(bundled_hom
 @pytest.mark.parametrize("local", [False, True], ids=["server", "folder"])
 def test_chunks_written_after_the_lexical_index_are_found(
         settings, fake_embeddings, tmp_path, local) -> None:
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     extra = tmp_path / "extra.txt"
     build_index(settings, embeddings=fake_embeddings)
@@ -358,7 +358,7 @@ def test_chunks_written_after_the_lexical_index_are_found(
     before = set(store.chunk_ids())
     extra.write_text("Extra Papers\n\nWe propose Widget, which sorts marbles by colour.\n")
     build_index(settings, [BUNDLED, extra], embeddings=fake_embeddings)
-    from assistant.store import embed_text
+    from assistant.index.store import embed_text
 
     new = store.collection.get(ids=[i for i in store.chunk_ids() if i not in before])
     assert len(new["ids"]) == 1
@@ -386,7 +386,7 @@ def test_lexical_index_saved_by_many_writers_at_once_stays_whole(tmp_path) -> No
     # CI saw a reader load a half-written index while indexers saved it concurrently.
     from concurrent.futures import ThreadPoolExecutor
 
-    from assistant.lexical import BM25
+    from assistant.retrieve.lexical import BM25
 
     documents = [f"paper {n} about topic{n % 7} and method{n}" for n in range(400)]
     index = BM25.build(documents)
@@ -484,7 +484,7 @@ def test_bare_citation_answers_only_which_paper_questions(bundled_home, minilm) 
 
 def test_a_joined_follow_up_wants_the_kind_of_answer_it_asks_for_itself(bundled_home,
                                                                       minilm) -> None:
-    from assistant.answer import asks_for_papers, asks_for_several
+    from assistant.answer.chain import asks_for_papers, asks_for_several
 
     earlier = "Which paper fine-tunes on poses with a reward?"
     follow_up = f"How many GPU hours does it need? (follow-up to: {earlier})"
@@ -498,7 +498,7 @@ def test_a_joined_follow_up_wants_the_kind_of_answer_it_asks_for_itself(bundled_
 
 
 def test_focus_needs_the_name_as_a_word() -> None:
-    from assistant.answer import focus
+    from assistant.answer.evidence import focus
     from assistant.types import Source
 
     world = Source("a", "Planning in a World Model", "We learn a world model.", 1.0)

@@ -42,7 +42,7 @@ def test_benchmark_runs_and_reports_the_ratios(tmp_path) -> None:
                for n in ("int8", "int8_1threads", "int8_2threads", "float", "tutorial"))
     assert timed["int8_2threads_ratio_to_tutorial"] > 0
     # the default pass chose its threads in that process, from both timed on this machine
-    from assistant.int8_scan import thread_choices
+    from assistant.index.int8_scan import thread_choices
 
     choices = thread_choices()  # (1, 2) on two cores or more
     assert timed["int8_threads_chosen"] in choices

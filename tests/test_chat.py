@@ -18,10 +18,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
 from assistant.api import Assistant
-from assistant.chat import complete, history_path, run_chat
+from assistant.chat.render import PlainView, RichView
+from assistant.chat.repl import complete, history_path, run_chat
 from assistant.config import Settings
 from assistant.errors import ModelError
-from assistant.render import PlainView, RichView
 from assistant.types import Answer, Response
 
 SAFER = "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models"
@@ -265,7 +265,7 @@ def test_terminal_reader_edits_completes_and_keeps_history(tmp_path: Path) -> No
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from assistant.render import terminal_reader
+    from assistant.chat.render import terminal_reader
 
     history = tmp_path / "data" / "chat_history"
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):

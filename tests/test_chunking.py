@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED, cpu_after_ms
 
-from assistant.chunking import (
+from assistant.index.embeddings import MINILM_MAX_PIECES
+from assistant.index.store import embed_text
+from assistant.ingest.chunking import (
     chunk_paper,
     chunk_text,
     ending_tokens,
     join_chunks,
     split_sentences,
 )
-from assistant.corpus import load_papers
-from assistant.embeddings import MINILM_MAX_PIECES
-from assistant.store import embed_text
-from assistant.tokens import count_tokens, encoding
+from assistant.ingest.corpus import load_papers
+from assistant.ingest.tokens import count_tokens, encoding
 
 
 def test_sentences_respect_abbreviations() -> None:
@@ -143,7 +143,7 @@ def test_tiktoken_loads_with_the_network_blocked(tmp_path: Path) -> None:
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
         from pathlib import Path
-        from assistant.tokens import encoding
+        from assistant.ingest.tokens import encoding
         import tiktoken
         enc = encoding(Path(sys.argv[1]))
         assert enc.decode(enc.encode("GlowQ quantizes LLMs")) == "GlowQ quantizes LLMs"
@@ -174,7 +174,7 @@ def test_embedder_run_lengths_count_each_window(minilm) -> None:
 
 
 def test_embedder_batches_cut_off_a_long_text_instead_of_padding_to_it() -> None:
-    from assistant.embeddings import batches
+    from assistant.index.embeddings import batches
 
     lengths = sorted([12, 14, 18, 21, 25, 30, 33, 38, 41, 44, 47, 52, 64] * 2 + [183])
     cuts = batches(lengths, 32)
@@ -202,7 +202,7 @@ def test_embedder_vectors_do_not_depend_on_the_batch_they_ran_in(minilm) -> None
 
 _IDLE_PROBE = textwrap.dedent("""
     import time
-    from assistant.embeddings import MiniLMEmbeddings
+    from assistant.index.embeddings import MiniLMEmbeddings
 
     model = MiniLMEmbeddings(threads=2)
     model.embed_documents(["warm up the session"] * 4)

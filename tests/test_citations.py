@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from assistant.citations import (
-    CitationChecker,
-    Evidence,
-    cited_numbers,
-    is_refusal,
-    key_terms,
-    split_units,
-    strip_markers,
-)
+from assistant.answer.citations import CitationChecker, Evidence, key_terms
+from assistant.answer.markers import cited_numbers, is_refusal, split_units, strip_markers
 from assistant.types import Source
 
 
@@ -87,7 +80,7 @@ def test_echo_check_drops_invented_answers_but_not_other_word_forms() -> None:
 
 
 def test_asked_for_is_the_phrase_after_the_question_word() -> None:
-    from assistant.citations import asked_for
+    from assistant.answer.citations import asked_for
 
     assert asked_for("Who are the authors of GlowQ?") == {"author"}
     assert asked_for("Which university or company is the DrPose paper from?") == {"university", "company"}
@@ -100,7 +93,7 @@ def test_asked_for_is_the_phrase_after_the_question_word() -> None:
 
 
 def test_latex_dollars_do_not_hide_names() -> None:
-    from assistant.citations import normalise
+    from assistant.answer.citations import normalise
 
     assert "qavatar" in normalise("we propose $Q$Avatar, which combines")
 
@@ -117,7 +110,7 @@ def test_a_bare_short_name_points_to_its_paper() -> None:
 
 
 def test_existence_questions_ask_for_no_word() -> None:
-    from assistant.citations import asked_for
+    from assistant.answer.citations import asked_for
 
     assert asked_for("Is there work on making person-to-3D generators more believable?") == set()
     assert asked_for("Does any paper study coalition formation?") == set()
@@ -125,7 +118,7 @@ def test_existence_questions_ask_for_no_word() -> None:
 
 
 def test_introduced_name_is_the_method_the_abstract_names() -> None:
-    from assistant.mentions import introduced_name
+    from assistant.text.mentions import introduced_name
 
     pea = "We propose Progressive Embedding Alignment (PEA), a backpropagation-free approach."
     assert introduced_name(pea, "Test-Time Adaptation via Embedding Alignment") == "PEA"
@@ -298,3 +291,49 @@ def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="Name the vision language model that Zeta uses.")
     assert checker.check("Zeta uses a vision language model (VLM) [1].").dropped
+
+
+def test_an_acronym_the_source_spells_out_is_in_the_source() -> None:
+    from assistant.text.sentences import spelled_out
+
+    evidence = [_evidence(1, "Normative theories", "We fit a deep kernel Gaussian process to "
+                          "choices, which gives uncertainty estimates for each prediction.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Does the deep kernel GP approach give uncertainty estimates?")
+    assert checker.check("The deep kernel GP approach gives uncertainty estimates [1].").dropped is None
+    # an acronym whose letters the source does not spell, in order, is still missing
+    dropped = checker.check("The deep kernel VAE approach gives uncertainty estimates [1].").dropped
+    assert dropped and "VAE" in dropped.reason
+    assert spelled_out("GPs", "gaussian processes") and not spelled_out("PG", "gaussian process")
+    assert not spelled_out("Gp", "gaussian process")  # not an acronym
+
+
+def test_a_typo_the_answer_repeats_is_not_a_word_the_source_lacks() -> None:
+    from assistant.text.sentences import misspelt
+
+    evidence = [_evidence(1, "HOI", "Existing diffusion-based human-object interaction methods "
+                          "rely on handcrafted contact priors to improve contact quality.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What do difusion-based interaction methods rely on for "
+                                       "contact quality?")
+    kept = checker.check("Difusion-based interaction methods rely on handcrafted contact "
+                         "priors for contact quality [1].")
+    assert kept.dropped is None
+    # one letter away near the end is another word, and short words are never typos
+    assert not misspelt("explorer", {"explored"}) and not misspelt("modal", {"model"})
+    assert misspelt("adaptaton", {"adaptation"})
+
+
+def test_a_count_in_words_must_be_in_the_source_too() -> None:
+    evidence = [_evidence(1, "Knowledge Purification", "We consolidate the rationales of multiple "
+                          "teacher LLMs into a single rationale and evaluate on 3 benchmarks.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which teacher LLMs are used, and how many?")
+    dropped = checker.check("The paper uses five teacher LLMs [1].").dropped
+    assert dropped and "five" in dropped.reason
+    # the same count in digits or in words is stated; a count the question gave is not new
+    assert checker.check("It evaluates on three benchmarks [1].").dropped is None
+    asked = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="What do the two stages of the method consolidate?")
+    assert asked.check("The two stages consolidate the rationales of multiple teacher LLMs [1]."
+                       ).dropped is None

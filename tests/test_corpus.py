@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import BUNDLED
 
-from assistant.corpus import load_papers, normalize, paper_id
 from assistant.errors import InputFileError
-from assistant.titles import derive_title
+from assistant.ingest.corpus import load_papers, normalize, paper_id
+from assistant.ingest.titles import derive_title
 
 ABSTRACT_A = (
     "We introduce FooNet, a method for sparse attention. FooNet reduces memory by 40% on "

@@ -30,7 +30,7 @@ DATA_CARRIERS = {
 
 # Modules that serve only an extra: they may import its packages, and they are the extra's
 # only users (a runtime dependency imported only here belongs in the extra).
-EXTRA_MODULES = {"baseline.py": "baseline"}
+EXTRA_MODULES = {"eval/baseline.py": "baseline"}
 
 
 def normalised(name: str) -> str:
@@ -107,7 +107,7 @@ def test_every_package_of_an_extra_module_is_imported_by_it(project, imports) ->
 
 
 def test_the_data_carriers_are_declared_and_all_the_model_parts(project) -> None:
-    from assistant import model_file
+    from assistant.models import model_file
 
     runtime = requirement_names(project["dependencies"])
     assert DATA_CARRIERS <= runtime
@@ -116,8 +116,8 @@ def test_the_data_carriers_are_declared_and_all_the_model_parts(project) -> None
 
 
 def test_eval_without_the_baseline_extra_says_how_to_install_it(monkeypatch) -> None:
-    from assistant.baseline import check_installed
     from assistant.errors import ConfigurationError
+    from assistant.eval.baseline import check_installed
 
     monkeypatch.setitem(sys.modules, "langchain_chroma", None)  # as if not installed
     with pytest.raises(ConfigurationError, match=r"\[baseline\]'.*--no-baseline"):

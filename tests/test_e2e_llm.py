@@ -86,7 +86,7 @@ def test_a_new_process_resumes_the_system_prompt_saved_by_the_last(embedded_llm,
     # A one-shot `assistant ask` used to read its whole system prompt in every new process.
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from assistant.llm import EmbeddedChatModel
+    from assistant.models.llm import EmbeddedChatModel
 
     system = SystemMessage("You answer questions about research papers using only the numbered "
                            "sources below each question. Answer in one short sentence, and end "

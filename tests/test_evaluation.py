@@ -12,13 +12,13 @@ import pytest
 from conftest import ROOT, run_cli
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from assistant import metrics
-from assistant.baseline import says_it_does_not_know
 from assistant.errors import InputError, InputFileError
-from assistant.mentions import cited_by_text, mentioned_papers, unknown_titles
-from assistant.metrics import Outcome
-from assistant.questions import KINDS, load_questions
-from assistant.scorecard import behind_baseline, missed, parse_thresholds, render_table
+from assistant.eval import metrics
+from assistant.eval.baseline import says_it_does_not_know
+from assistant.eval.metrics import Outcome
+from assistant.eval.questions import KINDS, load_questions
+from assistant.eval.scorecard import behind_baseline, missed, parse_thresholds, render_table
+from assistant.text.mentions import cited_by_text, mentioned_papers, unknown_titles
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
@@ -269,7 +269,7 @@ class Scripted(FakeListChatModel):
 def test_full_eval_with_a_fake_model_scores_both_pipelines(bundled_home: Path, minilm) -> None:
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.evaluation import run_eval
+    from assistant.eval.runner import run_eval
 
     ctx, rewrite = "pieces of retrieved context", "What statistical method does it use"
     drpose, safer = "Question: What reward does DrPose", "Question: What is SAFER?"

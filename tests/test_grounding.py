@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from assistant.answer import ABSTAIN_TEXT
+from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.support import backing, calibration
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 TEDM = "TEDM: Time Series Forecasting with Elucidated Diffusion Models"
@@ -116,7 +116,7 @@ def test_which_papers_lists_only_supported_papers(bundled_home, minilm) -> None:
 
 def test_coverage_is_lower_for_a_near_miss_than_for_the_real_question(bundled_home,
                                                                        minilm) -> None:
-    from assistant.support import features
+    from assistant.answer.support import features
 
     assistant = make(bundled_home, minilm, None)
     real_q = "Which paper shares low-rank corrections in quantized LLMs?"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.intent import kind_of, needs_rewrite, read, topic_terms
+from assistant.answer.intent import kind_of, needs_rewrite, read, topic_terms
 
 KINDS = [
     # one paper is the answer
@@ -24,6 +24,8 @@ KINDS = [
     ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
     ("Which method speeds up quantized LLMs with shared low-rank corrections?", "identify"),
     ("Find me work on imitating an expert's risk attitude.", "identify"),
+    ("What is the method behind sharing low-rank corrections across layers?", "identify"),
+    ("What is the approach that fine-tunes on PoseScore?", "identify"),
     ("Show me the results of DrPose.", "fact"),
     ("wich paper does time series forcasting with difusion?", "fact"),  # typo: no rule fires
     # several papers are
@@ -42,6 +44,8 @@ KINDS = [
     ("What is SAFER?", "fact"),
     ("How many GPU hours does DrPose need?", "fact"),
     ("What model is TimeOmni-1 compared against?", "fact"),
+    ("What is the model behind the enhanced specular component of SSD-GS?", "fact"),
+    ("What are the two networks inside DCFlow?", "fact"),
     ("What do they prune? (follow-up to: What does GlowQ do?)", "fact"),
     ("How many GPU hours does it need? (follow-up to: Which paper fine-tunes on poses?)",
      "fact"),
@@ -100,6 +104,6 @@ def test_topic_terms_leave_out_the_frame() -> None:
 ])
 def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     """"Is there work …?" is answered "Yes: <paper>" when the judge accepts the paper."""
-    from assistant.intent import asks_whether
+    from assistant.answer.intent import asks_whether
 
     assert asks_whether(question) is whether

@@ -1,4 +1,4 @@
-"""The model's yes/no judgement of "which paper …?" answers (assistant/judge.py).
+"""The model's yes/no judgement of "which paper …?" answers (assistant/answer/judge.py).
 
 Unit tests put a fake judge (or a fake model that gives P(yes)) behind the real index and
 embeddings; the last test asks the real embedded model.
@@ -14,11 +14,12 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from assistant.answer import ABSTAIN_TEXT
+from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.judge import build_judge, prompt
+from assistant.answer.support import calibration
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.judge import build_judge, prompt, share_of_yes
-from assistant.support import calibration
+from assistant.models.yes_no import share_of_yes
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 WHICH = "Which paper shares one low-rank correction across the layers of a quantized LLM?"
@@ -97,7 +98,7 @@ def test_the_judge_reads_the_whole_abstract_or_the_excerpt_shown(bundled_home, m
                     .papers() if p.title == GLOWQ)
     seen = {}
     for mode in ("abstract", "excerpt"):
-        monkeypatch.setattr("assistant.support.calibration",
+        monkeypatch.setattr("assistant.answer.support.calibration",
                             lambda mode=mode: replace(_SHIPPED, judge_on=mode))
         # a short context, as when several papers share it
         assistant, llm = make(bundled_home, minilm, 0.99, context_tokens=120, focus_tokens=100)
@@ -136,3 +137,23 @@ def test_the_embedded_model_prefers_the_paper_that_answers(bundled_home, minilm,
                  "models like Whisper?", glowq)
     far = judge("Which paper forecasts time series with elucidated diffusion models?", glowq)
     assert 0.0 < far < right < 1.0 and near < right, (right, near, far)
+
+
+def _evidence(support: float, n: int):
+    from assistant.answer.citations import Evidence
+    from assistant.types import Source
+
+    return Evidence(n, Source(f"p{n}", f"Paper {n}", "text", 1.0, support=support), ("text",), ())
+
+
+def test_a_clear_second_place_is_not_judged() -> None:
+    from assistant.answer.chain import _to_judge
+    from assistant.answer.evidence import AnswerConfig
+
+    config = AnswerConfig(judge_papers=2, judge_within=0.95)
+    close = [_evidence(0.60, 1), _evidence(0.58, 2), _evidence(0.57, 3)]
+    assert [e.number for e in _to_judge(close, config)] == [1, 2]  # at most judge_papers
+    far = [_evidence(0.40, 1), _evidence(0.80, 2)]
+    assert [e.number for e in _to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
+    assert len(_to_judge(far, replace(config, judge_within=0.0))) == 2
+    assert 0.0 < calibration().judge_within <= 1.0  # shipped, chosen on dev

@@ -12,8 +12,8 @@ from langchain_tests.unit_tests import EmbeddingsUnitTests
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.embeddings import MiniLMEmbeddings
 from assistant.errors import InputError
+from assistant.index.embeddings import MiniLMEmbeddings
 from assistant.langchain import AssistantRetriever
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"

@@ -13,8 +13,9 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant import lexical
-from assistant.lexical import _STOP, BM25, stem, terms
+from assistant.retrieve import lexical
+from assistant.retrieve.lexical import BM25
+from assistant.text.stems import STOP_WORDS, stem, terms
 
 # Inflected forms that Snowball folds together ("policy", "policies") and stop words the
 # index must not count ("the", "paper", "proposed").
@@ -26,7 +27,7 @@ WORDS = ["diffusion", "policy", "policies", "graph", "graphs", "token", "reward"
 def snowball(text: str) -> list[str]:
     """Words as the index should see them: lower-cased, two or more word characters, stop
     words dropped, then Snowball's English stem."""
-    words = [w for w in re.findall(r"\w\w+", text.lower()) if w not in _STOP]
+    words = [w for w in re.findall(r"\w\w+", text.lower()) if w not in STOP_WORDS]
     return Stemmer.Stemmer("english").stemWords(words)
 
 

@@ -1,4 +1,4 @@
-"""How the embedded model is loaded on this CPU (assistant/llama_cpu.py)."""
+"""How the embedded model is loaded on this CPU (assistant/models/llama_cpu.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 from conftest import ROOT, _user_cache
 
-from assistant.llama_cpu import amx_build, model_params, use_extra_buffers
+from assistant.models.llama_cpu import amx_build, model_params, use_extra_buffers
 
 AVX2_LINE = "CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
 AMX_LINE = "CPU : AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 | REPACK = 1 | "
@@ -51,8 +51,8 @@ def test_embedded_model_reads_a_long_prompt_on_this_cpu() -> None:
     # No saved prompt states, and a prompt never seen before: every token is read afresh.
     script = (
         "import uuid\n"
-        "from assistant.llm import EmbeddedChatModel\n"
-        "from assistant.model_file import ensure_model\n"
+        "from assistant.models.llm import EmbeddedChatModel\n"
+        "from assistant.models.model_file import ensure_model\n"
         "from langchain_core.messages import HumanMessage\n"
         "from pathlib import Path\n"
         f"model = ensure_model(Path({str(_user_cache())!r}))\n"

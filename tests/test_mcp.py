@@ -15,7 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.mcp_server import PaperTools, build_server
+from assistant.serve.mcp_server import PaperTools, build_server
 
 DRPOSE = "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"
 TOOLS = {"ask", "search_papers", "get_paper", "list_papers"}
@@ -208,7 +208,7 @@ def test_ctrl_c_stops_the_server_while_the_client_is_silent(tmp_path) -> None:
 
 def test_an_unexpected_failure_is_a_tool_error_too() -> None:
     from assistant.errors import ConfigurationError
-    from assistant.mcp_server import tool_result
+    from assistant.serve.mcp_server import tool_result
 
     def broken():
         raise ZeroDivisionError("division by zero")

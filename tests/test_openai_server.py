@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.llm, pytest.mark.server]
 
 @pytest.fixture(scope="module")
 def openai_server():
-    from assistant.model_file import ensure_model
+    from assistant.models.model_file import ensure_model
 
     model = ensure_model(_user_cache())
     port = free_port()

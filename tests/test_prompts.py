@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant import prompts
+from assistant.answer import prompts
 from assistant.errors import ConfigurationError
 
 

@@ -16,11 +16,11 @@ from conftest import BUNDLED, ROOT
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from scripted_model import KNOWN, ScriptedChatModel
 
-from assistant import model_file
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import IndexMissingError, ModelError, StoreError
-from assistant.indexing import build_index
+from assistant.index.indexing import build_index
+from assistant.models import model_file
 
 FAKE = DeterministicFakeEmbedding(size=384)
 QUESTION = "What reward does DrPose maximize?"
@@ -109,7 +109,7 @@ SLOW_INDEXER = textwrap.dedent(
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from assistant.config import Settings
     from assistant.errors import AssistantError
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     class Slow(DeterministicFakeEmbedding):
         name: ClassVar[str] = "DeterministicFakeEmbedding"
@@ -190,7 +190,7 @@ def test_unwritable_cache_says_where_to_put_the_model(tmp_path: Path, fake_parts
 
 
 def test_model_file_damaged_behind_its_stamp_says_what_to_do(tmp_path: Path) -> None:
-    from assistant.llm import EmbeddedChatModel
+    from assistant.models.llm import EmbeddedChatModel
 
     damaged = tmp_path / model_file.FILE_NAME
     damaged.write_bytes(b"GGUF" + os.urandom(4096))

@@ -13,9 +13,9 @@ from scripted_model import DRPOSE, ScriptedChatModel
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.corpus import load_papers
-from assistant.indexing import build_index
-from assistant.text import is_instruction, split_sentences
+from assistant.index.indexing import build_index
+from assistant.ingest.corpus import load_papers
+from assistant.text.sentences import is_instruction, split_sentences
 from assistant.types import Answer
 
 FAKE_PAPER = "Quantum Gravity for Cats"

@@ -19,9 +19,9 @@ from scripted_model import DRPOSE, KNOWN, ScriptedChatModel
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.corpus import load_papers, normalize
 from assistant.errors import InputFileError
-from assistant.indexing import build_index
+from assistant.index.indexing import build_index
+from assistant.ingest.corpus import load_papers, normalize
 
 QUESTION = "What reward does DrPose maximize?"
 # A bounded fuzz run: enough examples to shake out crashes, few enough for every CI run.
@@ -93,10 +93,10 @@ def long_abstract(tokens: int) -> str:
 @pytest.mark.parametrize("punctuated", [True, False])
 def test_a_100000_token_abstract_is_chunked_within_the_embedder(tmp_path: Path, minilm,
                                                                 punctuated: bool) -> None:
-    from assistant.chunking import ending_tokens
-    from assistant.embeddings import MINILM_MAX_PIECES
-    from assistant.store import embed_text, open_store
-    from assistant.tokens import count_tokens, encoding
+    from assistant.index.embeddings import MINILM_MAX_PIECES
+    from assistant.index.store import embed_text, open_store
+    from assistant.ingest.chunking import ending_tokens
+    from assistant.ingest.tokens import count_tokens, encoding
 
     text = long_abstract(100_000)
     if not punctuated:  # one endless sentence: cut between words
@@ -221,9 +221,10 @@ WORDS = ["DrPose", "PoseScore", "GlowQ", "reward", "memory", "37%", "15000", "Ma
 @FUZZ
 @given(reply=st.lists(st.sampled_from(WORDS) | st.text(max_size=12), max_size=40).map(" ".join))
 def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_path_factory) -> None:
-    from assistant.answer import AnswerConfig, generate
-    from assistant.citations import cited_numbers, key_terms, normalise, split_units, strip_markers
-    from assistant.tokens import encoding
+    from assistant.answer.chain import AnswerConfig, generate
+    from assistant.answer.citations import key_terms, normalise
+    from assistant.answer.markers import cited_numbers, split_units, strip_markers
+    from assistant.ingest.tokens import encoding
     from assistant.types import Answer, Source
 
     fake = DeterministicFakeEmbedding(size=64)

@@ -17,7 +17,7 @@ from scripted_model import KNOWN, ScriptedChatModel
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import StoreError
-from assistant.indexing import build_index
+from assistant.index.indexing import build_index
 
 pytestmark = pytest.mark.server
 

@@ -13,7 +13,7 @@ from scripted_model import KNOWN, ScriptedChatModel
 
 from assistant.api import Assistant
 from assistant.config import Settings
-from assistant.indexing import build_index
+from assistant.index.indexing import build_index
 
 QUESTIONS = 500
 WARM_UP = 25

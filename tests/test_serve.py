@@ -112,7 +112,7 @@ def fake(model) -> Iterator[FakeOpenAI]:
 
 # The format, in process ------------------------------------------------------------------------
 def test_the_conversation_is_the_last_user_message_and_the_turns_before_it() -> None:
-    from assistant.openai_format import Message, conversation
+    from assistant.serve.openai_format import Message, conversation
 
     messages = [Message(role=role, content=text) for role, text in [
         ("system", "Be brief."), ("user", "first?"), ("assistant", f"A [1].\n\n[1] {DRPOSE}"),
@@ -128,7 +128,7 @@ def test_the_conversation_is_the_last_user_message_and_the_turns_before_it() -> 
 def test_validation_errors_read_as_one_line_naming_each_field() -> None:
     from pydantic import ValidationError
 
-    from assistant.openai_format import ChatRequest, problems
+    from assistant.serve.openai_format import ChatRequest, problems
 
     with pytest.raises(ValidationError) as bad:
         ChatRequest.model_validate({"messages": [{"role": "user", "content": 5}], "k": "3"})

@@ -17,8 +17,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from assistant.config import Settings
 from assistant.errors import IndexBusyError, IndexMissingError
-from assistant.indexing import build_index
-from assistant.store import lock_path, open_store, writer_lock
+from assistant.index.indexing import build_index
+from assistant.index.store import lock_path, open_store, writer_lock
 
 
 def write_corpus(folder: Path, abstracts: list[str]) -> Path:
@@ -88,12 +88,12 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
 def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     settings, tmp_path, monkeypatch, measured
 ) -> None:
-    import assistant.store as store_module
-    from assistant.corpus import load_papers
-    from assistant.tokens import count_tokens, encoding
+    import assistant.index.sync as sync_module
+    from assistant.ingest.corpus import load_papers
+    from assistant.ingest.tokens import count_tokens, encoding
 
-    monkeypatch.setattr(store_module, "_BATCH", 4)
-    monkeypatch.setattr(store_module, "_WINDOW", 12)
+    monkeypatch.setattr(sync_module, "_BATCH", 4)
+    monkeypatch.setattr(sync_module, "_WINDOW", 12)
     long_ones = [" ".join(f"Sentence {j} of paper {i} reports result R{i}x{j}."
                           for j in range(i % 4 * 9 + 1))
                  for i in range(20)]
@@ -130,7 +130,7 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
     store.collection = Spy()
     enc = encoding(settings.cache_path())
     seen = []
-    report = store_module.index_papers(store, papers, lambda t: count_tokens(enc, t),
+    report = sync_module.index_papers(store, papers, lambda t: count_tokens(enc, t),
                                        chunk_tokens=32, chunk_overlap=0,
                                        progress=lambda d, t: seen.append((d, t)))
     chunks = sum(len(w) for w in writes)
@@ -193,8 +193,9 @@ def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, f
 
 def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
         settings, fake_embeddings, tmp_path, monkeypatch) -> None:
-    import assistant.store as store_module
-    from assistant.corpus import load_papers
+    import assistant.index.store as store_module
+    import assistant.index.sync as sync_module
+    from assistant.ingest.corpus import load_papers
 
     small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 12})
     texts = [a + ' It cites (see Sec. 3.) And says "it works." ' + a for a in abstracts(3)]
@@ -226,6 +227,7 @@ def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
     # Where the chunks would not join back to the text, the first chunk keeps it whole, as
     # every store before schema 3 did, and it is read from there.
     monkeypatch.setattr(store_module, "join_chunks", lambda texts, overlaps: "")
+    monkeypatch.setattr(sync_module, "join_chunks", lambda texts, overlaps: "")
     rebuilt = build_index(small.model_copy(update={"chunk_overlap": 11}), [corpus],
                           embeddings=fake_embeddings)
     assert rebuilt.updated == 3  # chunked another way: written again
@@ -259,16 +261,16 @@ def _free_pages(settings: Settings) -> int:
 
 def test_a_large_change_compacts_chroma_s_file_and_the_store_goes_on(
         settings, fake_embeddings, tmp_path, monkeypatch) -> None:
-    import assistant.store as store_module
+    import assistant.index.sync as sync_module
 
     ran: list[bool] = []
-    real = store_module.compact
+    real = sync_module.compact
 
     def spy(folder, **kw):
         ran.append(real(folder, **kw))
         return ran[-1]
 
-    monkeypatch.setattr(store_module, "compact", spy)
+    monkeypatch.setattr(sync_module, "compact", spy)
     texts = abstracts(60)
     corpus = write_corpus(tmp_path / "c", texts)
     build_index(settings, [corpus], embeddings=fake_embeddings)
@@ -281,10 +283,10 @@ def test_a_large_change_compacts_chroma_s_file_and_the_store_goes_on(
     assert ran == [True, False]  # a small change does not pay for rewriting the file
 
     write_corpus(tmp_path / "c", texts[:30])  # half the papers go: pages are freed
-    monkeypatch.setattr(store_module, "compact", lambda folder, **kw: False)
+    monkeypatch.setattr(sync_module, "compact", lambda folder, **kw: False)
     build_index(settings, [corpus], embeddings=fake_embeddings)
     assert _free_pages(settings) > 0  # what is left without compacting
-    monkeypatch.setattr(store_module, "compact", spy)
+    monkeypatch.setattr(sync_module, "compact", spy)
     write_corpus(tmp_path / "c", texts[:25])
     build_index(settings, [corpus], embeddings=fake_embeddings)
     assert ran[-1] is True and _free_pages(settings) == 0 and db.stat().st_size < full
@@ -303,7 +305,7 @@ def test_compacting_a_file_in_use_gives_up_and_leaves_it_as_it_was(
     import hashlib
     import sqlite3
 
-    from assistant.store import compact
+    from assistant.index.sync import compact
 
     build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
                 embeddings=fake_embeddings)
@@ -326,7 +328,7 @@ def test_free_pages_alone_make_a_compaction_worth_it_and_a_missing_file_is_left_
         settings, fake_embeddings, tmp_path) -> None:
     import sqlite3
 
-    from assistant.store import compact
+    from assistant.index.sync import compact
 
     build_index(settings, [write_corpus(tmp_path / "c", abstracts(20))],
                 embeddings=fake_embeddings)
@@ -433,7 +435,7 @@ KILLABLE = textwrap.dedent(
     from typing import ClassVar
     from langchain_core.embeddings import DeterministicFakeEmbedding
     from assistant.config import Settings
-    from assistant.indexing import build_index
+    from assistant.index.indexing import build_index
 
     class Slow(DeterministicFakeEmbedding):
         name: ClassVar[str] = "DeterministicFakeEmbedding"
@@ -523,7 +525,7 @@ class _Recording:
 def test_writes_run_in_order_on_their_own_thread_while_indexing_goes_on() -> None:
     import threading
 
-    from assistant.store import _Writer
+    from assistant.index.sync import _Writer
 
     released = threading.Event()
     collection = _Recording(hold=released)
@@ -543,7 +545,7 @@ def test_writes_run_in_order_on_their_own_thread_while_indexing_goes_on() -> Non
 
 
 def test_a_failed_write_stops_the_rest_and_is_raised_in_the_indexing_thread() -> None:
-    from assistant.store import _Writer
+    from assistant.index.sync import _Writer
 
     collection = _Recording(fail_on=2)
     with pytest.raises(RuntimeError, match="disk full"):
@@ -561,7 +563,7 @@ def test_a_failed_write_stops_the_rest_and_is_raised_in_the_indexing_thread() ->
 def test_an_interrupted_indexer_drops_the_waiting_writes_and_finishes_the_one_under_way() -> None:
     import threading
 
-    from assistant.store import _Writer
+    from assistant.index.sync import _Writer
 
     released = threading.Event()
     collection = _Recording(hold=released)

@@ -1,4 +1,4 @@
-"""The local dense search over saved vectors (assistant/vector_table.py)."""
+"""The local dense search over saved vectors (assistant/index/vector_table.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from conftest import cpu_after_ms
 
-from assistant import int8_scan
-from assistant.files import load_mapped, save_mapped
-from assistant.int8_scan import Int8Scan, matmul_integer_model
-from assistant.vector_table import VectorTable
+from assistant.index import int8_scan
+from assistant.index.files import load_mapped, save_mapped
+from assistant.index.int8_scan import Int8Scan, matmul_integer_model
+from assistant.index.vector_table import VectorTable
 
 
 def test_nearest_rows_are_the_exact_cosine_ranking(tmp_path) -> None:
@@ -59,7 +59,7 @@ _BLAS_PROBE = textwrap.dedent("""
     import time
     {first}
     import numpy as np
-    from assistant.vector_table import VectorTable
+    from assistant.index.vector_table import VectorTable
 
     rng = np.random.default_rng(0)
     table = VectorTable.build(rng.standard_normal((20_000, 384)).astype(np.float32))
@@ -163,7 +163,7 @@ def test_the_scan_starts_at_scan_from_rows_and_a_failure_leaves_the_float_search
     def broken(*args, **kwargs):
         raise RuntimeError("onnxruntime cannot create the session")
 
-    monkeypatch.setattr("assistant.vector_table.Int8Scan", broken)
+    monkeypatch.setattr("assistant.index.vector_table.Int8Scan", broken)
     table = _scanned(vectors)
     query = rng.standard_normal(16)
     assert table.nearest(query, 10) == _float_only(vectors).nearest(query, 10)
@@ -242,7 +242,7 @@ def test_retrieval_with_the_int8_scan_is_retrieval_without_it(bundled_home, mini
     the whole hybrid retrieval, once with the scan forced on and once with it off."""
     from assistant.api import Assistant
     from assistant.config import Settings
-    from assistant.questions import load_questions
+    from assistant.eval.questions import load_questions
     from assistant.resources import eval_questions
 
     questions = [q.text for q in load_questions(eval_questions())]

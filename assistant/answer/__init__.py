@@ -1,1 +1,1 @@
-"""Answering: question intent, evidence, the citation checker, the chain."""
+"""Answering from sources: question intent, evidence, the citation checker, the chain."""

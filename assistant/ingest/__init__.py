@@ -1,1 +1,1 @@
-"""Reading papers: formats, titles, chunking."""
+"""Reading papers: corpus formats, titles, chunking, token counts."""

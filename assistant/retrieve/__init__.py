@@ -1,1 +1,1 @@
-"""Finding the passages that answer a question: lexical, dense, fused."""
+"""Finding the papers for a question: lexical, dense, fusion."""

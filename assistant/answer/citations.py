@@ -1,0 +1,398 @@
+"""Citations the system owns: map [n] to papers, check each sentence against its passage."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from assistant.answer.intent import asked_for, topic_terms
+from assistant.answer.markers import cited_numbers, is_refusal, strip_markers
+from assistant.text.mentions import introduced_name, short_names
+from assistant.text.sentences import (
+    NUMBER,
+    counts,
+    key_terms,
+    mentions,
+    misspelt,
+    normalise,
+    question_names,
+    spelled_out,
+    split_sentences,
+    states_count,
+)
+from assistant.text.stems import stem, terms
+from assistant.types import Dropped, Source
+
+_SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
+# Source numbers as a sentence's subject: "[1] and [2] are about time series."
+_SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
+                      r"(?:(?:,|;|&|and\b)\s*)?)+)(?=[a-z])")
+# Words that cannot start the predicate after a subject: "[1] in particular …" is no subject.
+_NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but this that these
+    those it its their which who whose where when while if than then so such""".split())
+# A sentence that says what the paper itself does: "we propose", "this paper presents"
+_PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
+                       r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
+# Question words an answer may repeat without the source using them.
+_GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
+    shows improve improves introduce introduces propose proposes train trains evaluate report
+    present presents study address reach obtain get make do describe mean means stand stands
+    call called name named aim goal main key idea contribution problem result results help allow
+    enable tackle solve handle focus type kind explain tell give compare""".split())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A numbered source as the model saw it, with vectors of its passages."""
+
+    number: int
+    source: Source
+    passages: tuple[str, ...]
+    vectors: tuple[Sequence[float], ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.passages)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check made of one sentence."""
+
+    sentence: str
+    numbers: tuple[int, ...] = ()  # prompt numbers of the supporting sources
+    passages: tuple[str, ...] = ()
+    dropped: Dropped | None = None
+    refusal: bool = False
+    pointer: bool = False  # the model gave source numbers alone
+
+
+def _display(source: Source) -> str:
+    return f"{source.title} (derived title)" if source.title_derived else source.title
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _flat(text: str) -> str:
+    """Lower-case words and digits only, one space apart: for comparing names and titles."""
+    return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
+
+
+def _values_in(sentence: str) -> list[str]:
+    """The numbers and symbols (pass@k) a sentence gives."""
+    return NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
+
+
+def _stem_in(word: str, words: set[str]) -> bool:
+    """Whether ``words`` has ``word`` under another ending ('analys' and 'analysi'): the
+    crude stemmer does not always meet itself. Same word: they share all but at most the
+    last letter of the shorter one, and at least 5 letters ('exploit' is not 'explore')."""
+    if len(word) < 5:
+        return False
+    for other in words:
+        shorter = min(len(word), len(other))
+        if shorter < 5:
+            continue
+        need = max(5, shorter - 1)
+        if word[:need] == other[:need]:
+            return True
+    return False
+
+
+@dataclass
+class CitationChecker:
+    """Checks sentences against the numbered evidence.
+
+    A sentence is supported by a source when every number and name in it appears in the
+    source's title or passages, and its meaning is close to one of those passages (cosine
+    at least ``threshold``, or most of its content words found there).
+    """
+
+    evidence: Sequence[Evidence]
+    embed: Callable[[str], Sequence[float]]
+    question: str = ""
+    threshold: float = 0.35
+    overlap: float = 0.6
+    several: bool = False  # "which papers …?": each paper listed must be about the question
+    papers: bool = False  # titles answer the question ("which work …?", "is there …?")
+    abstract: Callable[[str], str | None] | None = None  # a paper's whole abstract, by id
+    known: Callable[[str], bool] | None = None  # whether any indexed paper uses a word stem
+    invalid_markers: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # What a wh-question asks for ("Who are the authors …?"): a sentence giving it must
+        # have a source that speaks of it. Which-paper questions ask for a paper, and yes/no,
+        # "how" and "tell me" questions for no named thing.
+        asked = None if self.papers else asked_for(self.question)
+        self._asked = (asked or set()) - _GENERIC
+        # "Is there work on X for Y?": a sentence that says a paper does Y needs a source that
+        # speaks of Y when no indexed paper uses the word (speculative decoding, in a corpus
+        # without it); the nearest paper, about X alone, is not an answer. A sentence that
+        # only repeats the question ("Yes, there is work on X for Y") becomes the paper's
+        # title and the abstract's own sentence instead (``_answer``).
+        known = self.known or (lambda word: True)
+        self._topic = ({w for w in topic_terms(self.question) - _GENERIC if not known(w)}
+                       if self.papers else set())
+        self._question_words = set(terms(self.question))
+        self._question_text = normalise(self.question)
+        self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
+        self._names = question_names(self.question)
+        self._introduced: dict[str, str | None] = {}
+
+    def label(self, item: Evidence) -> str:
+        """How an answer names a paper: its title, with the name the abstract gives its
+        method when the title lacks it ("Architecture-Agnostic … Alignment (PEA)")."""
+        source = item.source
+        if source.paper_id not in self._introduced:
+            whole = self.abstract(source.paper_id) if self.abstract else None
+            self._introduced[source.paper_id] = introduced_name(whole or source.text, source.title)
+        name = self._introduced[source.paper_id]
+        if name is None:
+            return _display(source)
+        if source.title_derived:
+            return f"{name}: {source.title} (derived title)"
+        return f"{source.title} ({name})"
+
+    def short_label(self, item: Evidence) -> str:
+        """A paper as the subject of a sentence: its short name ("TEDM"), else its title."""
+        names = short_names(item.source.title)
+        if names:
+            return names[0]
+        self.label(item)
+        return self._introduced[item.source.paper_id] or _display(item.source)
+
+    def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
+        """The answer "these papers": their names, cited. One paper named as the answer to
+        "which paper …?" also says, in its abstract's words, what it does that answers the
+        question: a title alone is a claim nobody checked."""
+        if len(items) == 1 and self.papers and not self.several:
+            passage, said = self.claim(items[0])
+            quoted = " … ".join(f'"{s}"' for s in said)
+            return Verdict(f"{lead}{self.label(items[0])}: {quoted}", (items[0].number,),
+                           (passage,), pointer=True)
+        return Verdict(
+            lead + "; ".join(self.label(e) for e in items) + ".",
+            tuple(e.number for e in items), tuple(e.passages[0] for e in items), pointer=True,
+        )
+
+    def claim(self, item: Evidence) -> tuple[str, tuple[str, ...]]:
+        """(passage, sentences): what the paper does, in its abstract's words (or, without the
+        abstract, its passages'): the sentence that says what it proposes ("we propose …",
+        "this paper presents …") sharing the most of the question's words, and, when another
+        sentence shares more of them, that one too, in the abstract's order."""
+        whole = self.abstract(item.source.paper_id) if self.abstract else None
+        scored = []  # (shared words, proposes, position, sentence, passage)
+        for passage in ([whole] if whole else item.passages):
+            for sentence in split_sentences(passage):
+                shared = len(set(terms(sentence)) & self._question_words)
+                scored.append((shared, bool(_PROPOSES.search(sentence)), len(scored),
+                               sentence.strip(), passage))
+        if not scored:
+            return item.passages[0], (item.passages[0],)
+        proposing = [s for s in scored if s[1]] or scored
+        main = max(proposing, key=lambda s: (s[0], -s[2]))
+        closest = max(scored, key=lambda s: (s[0], -s[2]))
+        both = closest[0] > main[0] and (whole or closest[4] is main[4])
+        picked = sorted({main, closest} if both else {main}, key=lambda s: s[2])
+        passage = whole if whole else main[4]
+        return passage, tuple(s[3] for s in picked)
+
+    def relevant(self, item: Evidence) -> bool:
+        """For "which papers …?" questions that name something (GRPO, ImageNet), whether the
+        source mentions any of it: a paper listed without it is not an answer."""
+        if not self.several or not self._names:
+            return True
+        haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
+        return any(mentions(haystack, name) for name in self._names)
+
+    def _values(self, sentence: str) -> bool:
+        """Whether the sentence gives numbers or symbols (pass@k) that the question does not
+        hold: an answer made of values the source states, whatever the question called them."""
+        return any(normalise(v) not in self._question_text for v in _values_in(sentence))
+
+    def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
+        haystack = normalise(f"{item.source.title} {item.text}")
+        missing = [t for t in key_terms(sentence)
+                   if normalise(t) not in haystack and not spelled_out(t, haystack)
+                   and not (t.isdigit() and states_count(t, haystack))]
+        # a count in words ("five teacher LLMs") the question did not give either
+        missing += [n for n in counts(sentence) - counts(self.question)
+                    if not states_count(n, haystack)]
+        if missing:
+            return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
+        words = set(terms(sentence))
+        source_words = set(terms(haystack))
+        # Words of the question that the sentence repeats but the source never uses: the
+        # sentence claims what the question asked for, and the source does not say it.
+        source_spellings = set(re.findall(r"[a-z]+", haystack))
+        typos = {stem(x) for x in re.findall(r"[a-z]+", normalise(sentence))
+                 if misspelt(x, source_spellings)}
+
+        def unsaid(asked: set[str]) -> set[str]:
+            return {w for w in (words & asked) - source_words - typos
+                    if len(w) > 2 and not _stem_in(w, source_words)}
+
+        # What the wh-question asked for counts as unsaid when at least half of its words in
+        # the sentence are not in the source ("the authors"; not "what the HUMAINE authors
+        # release", whose "HUMAINE" and "release" are); a topic word no indexed paper uses,
+        # when any is missing.
+        echoed = unsaid(self._asked)
+        if 2 * len(echoed) < len({w for w in words & self._asked if len(w) > 2}):
+            if self._asked and not self._values(sentence) and not {
+                    w for w in words - _GENERIC - self._question_words
+                    if not self._abbreviates(w)}:
+                return 0.0, "", "says no more than the question"
+            echoed = set()
+        if not self._echoes(sentence):
+            echoed |= unsaid(self._topic)
+        if echoed and not self._values(sentence):
+            return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
+        scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
+        best, passage = max(scores) if scores else (0.0, item.text)
+        shared = len(words & source_words) / len(words) if words else 0.0
+        if best >= self.threshold or shared >= self.overlap:
+            return max(best, shared), passage, ""
+        if len(self.evidence) == 1 and self._values(sentence) and all(
+            w in source_words or w in self._question_words
+            or _stem_in(w, source_words | self._question_words)
+            for w in words if len(w) > 2
+        ):
+            # One paper shown, and the sentence is the question's words plus values that
+            # paper states ("The metric it improves, keeping pass@1, is pass@k."): nothing in
+            # it is new but what the source says, however little it resembles the passage.
+            value = next((p for p in item.passages if any(
+                normalise(v) in normalise(p) for v in _values_in(sentence))), passage)
+            return self.threshold, value, ""
+        return 0.0, "", f"not close to the source (similarity {best:.2f})"
+
+    def _abbreviates(self, word: str) -> bool:
+        """Whether a word of a sentence only abbreviates the question's words ("MLM" for
+        "multimodal language model"): that is no answer either."""
+        return 3 <= len(word) <= 6 and word.isalpha() and word in self._initials
+
+    def _off_topic(self) -> str:
+        return f"the source does not mention: {', '.join(sorted(self._names)[:4])}"
+
+    def _answer(self, sentence: str, items: list[Evidence], passages: tuple[str, ...]) -> Verdict:
+        """A supported sentence; when titles answer the question and the sentence only
+        repeats the question or a title, the answer is those papers, by name."""
+        if self.papers and (self._echoes(sentence) or self._is_title(sentence, items)):
+            lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
+            return replace(self.pointer(items, lead), pointer=False)  # the model's own answer
+        return Verdict(sentence, tuple(e.number for e in items), passages)
+
+    def _echoes(self, sentence: str) -> bool:
+        """Whether the sentence says no more than the question (80 % of its words)."""
+        if _NEGATION.search(sentence):
+            return False  # "No, there is no work on …" is not a paper
+        words = set(terms(sentence)) - _GENERIC
+        return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
+
+    @staticmethod
+    def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
+        """Whether the sentence is a cited paper's title and little more ("Yes: <title>",
+        "The paper <title>", the title with a word or two changed)."""
+        said = _flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.I))
+        words = said.split()
+        for item in items:
+            title = _flat(item.source.title).split()
+            if said == " ".join(title):
+                return True
+            if len(title) >= 4 and len(words) <= len(title) + 2 and (
+                    sum(w in title for w in words) >= 0.8 * max(len(words), len(title))):
+                return True
+        return False
+
+    def _named_by(self, sentence: str) -> Evidence | None:
+        """The source whose short name (its title before a colon) is all the sentence says."""
+        said = _flat(sentence)
+        if not said:
+            return None
+        for item in self.evidence:
+            short = _flat(item.source.title.split(":")[0])
+            if said == short and ":" in item.source.title:
+                return item
+        return None
+
+    def check(self, raw: str) -> Verdict:
+        """Keep, re-attribute or drop one sentence of the model's answer.
+
+        Source numbers used as the subject ("[1] and [2] are about …") are checked as the
+        citations of the rest of the sentence, and the papers' names take their place.
+        """
+        lead = _SUBJECT.match(raw)
+        first = re.match(r"[a-z][\w\-]*", raw[lead.end():]) if lead else None
+        if lead is None or first is None or first.group(0) in _NOT_VERB:
+            return self._check(raw)
+        subject = cited_numbers(lead.group(1))
+        rest = f"{raw[lead.end():].rstrip()} " + "".join(f"[{n}]" for n in subject)
+        verdict = self._check(rest)
+        if verdict.dropped or verdict.refusal or verdict.pointer:
+            return verdict
+        if verdict.sentence != strip_markers(rest):
+            return verdict  # already rewritten, as the papers' names
+        by_number = {e.number: e for e in self.evidence}
+        chosen = [n for n in subject if n in verdict.numbers] or list(verdict.numbers)
+        names = [self.short_label(by_number[n]) for n in chosen if n in by_number]
+        if not names:
+            return verdict
+        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        return replace(verdict, sentence=f"{said} {verdict.sentence}")
+
+    def _check(self, raw: str) -> Verdict:
+        numbers = cited_numbers(raw)
+        valid = {e.number for e in self.evidence}
+        self.invalid_markers += [n for n in numbers if n not in valid]
+        sentence = strip_markers(raw)
+        if not sentence.strip("*_#-:;,. "):
+            pointed = [e for e in self.evidence if e.number in numbers]
+            if pointed and not any(map(self.relevant, pointed)):
+                return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
+            if pointed:  # the model answered with source numbers alone: name those papers
+                return self.pointer([e for e in pointed if self.relevant(e)])
+            return Verdict(sentence, dropped=Dropped(sentence, "empty"))
+        if is_refusal(sentence):
+            return Verdict(sentence, refusal=True)
+        named = self._named_by(sentence)
+        if named is not None:  # "MindPilot." for "which work …?": the paper, by its name
+            return self.pointer([named])
+        if self.papers and self._echoes(sentence):
+            # "Yes, there are several works that …": the answer is the papers, shown because
+            # they support the question; the sentence itself says nothing to check
+            pointed = [e for e in self.evidence if e.number in numbers] or (
+                list(self.evidence) if self.several else list(self.evidence[:1]))
+            pointed = [e for e in pointed if self.relevant(e)]
+            if pointed:
+                lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
+                return replace(self.pointer(pointed, lead), pointer=False)
+        if len(terms(sentence)) < 2:
+            return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
+        vector = self.embed(sentence)
+        results = {e.number: (e, self._supports(e, sentence, vector)) for e in self.evidence}
+        supported = [n for n in numbers if n in results and results[n][1][0] > 0]
+        cited = [n for n in supported if self.relevant(results[n][0])]
+        if supported and not cited:
+            return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
+        if cited:
+            return self._answer(sentence, [results[n][0] for n in cited],
+                                tuple(results[n][1][1] for n in cited))
+        ranked = sorted(results.values(), key=lambda r: -r[1][0])
+        backing = [r for r in ranked if r[1][0] > 0]
+        on_topic = [r for r in backing if self.relevant(r[0])]
+        if on_topic:
+            item, (_, passage, _) = on_topic[0]
+            return self._answer(sentence, [item], (passage,))
+        if backing:
+            return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
+        reasons = [results[n][1][2] for n in numbers if n in results] or [
+            r[1][2] for r in ranked[:1]
+        ]
+        reason = reasons[0] if reasons else "no source to check against"
+        return Verdict(sentence, dropped=Dropped(sentence, reason))

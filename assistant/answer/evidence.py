@@ -1,0 +1,126 @@
+"""What the model is shown: whether the sources cover the question at all, the one paper it
+names, and the passages that fit the token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from assistant.answer.citations import Evidence
+from assistant.answer.intent import asks_for_several, identifies, strong_names
+from assistant.ingest.tokens import count_tokens, truncate
+from assistant.text.sentences import key_terms, mentions, normalise, question_names
+from assistant.types import Source
+
+if TYPE_CHECKING:
+    import tiktoken
+
+# Below this similarity, and with no name from the question found in the sources, no
+# retrieved paper is about the question: abstain without calling the model.
+MIN_DENSE = 0.2
+
+
+@dataclass
+class AnswerConfig:
+    """The knobs of the chain, taken from Settings."""
+
+    context_tokens: int = 360
+    focus_tokens: int = 300  # 0: always show every retrieved paper
+    passage_tokens: int = 170
+    min_dense: float = MIN_DENSE
+    support_threshold: float = 0.35  # a sentence's closeness to its passage
+    min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
+    relative_support: float = 0.0  # and its share of the best paper's support
+    judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
+    judge_papers: int = 2  # the best-supported papers put to the judge, in turn
+    judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
+    judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
+
+
+
+def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> bool:
+    """Whether any retrieved paper is about the question: close in meaning, or it names
+    something (a method, dataset or number) that a retrieved paper contains."""
+    if any(s.dense >= config.min_dense for s in sources):
+        return True
+    names = {normalise(t) for t in key_terms(question)}
+    texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    return any(name in text for name in names for text in texts)
+
+
+def _holds(source: Source, names: set[str]) -> bool:
+    """Whether each of ``names`` is a word of the source's title or text ("rl" is not in
+    "world")."""
+    haystack = normalise(f"{source.title} {source.text}")
+    return all(mentions(haystack, name) for name in names)
+
+
+def focus(question: str, sources: Sequence[Source]) -> Source | None:
+    """The one retrieved paper that the question names, if there is exactly one.
+
+    "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
+    other retrieved paper contains every name of the question, the others are only noise
+    for a small model, and tokens it must read before its first word.
+    """
+    if asks_for_several(question):
+        return None
+    names = question_names(question)
+    if not names:
+        return None
+    holders = [s for s in sources if _holds(s, names)]
+    return holders[0] if len(holders) == 1 else None
+
+
+def unheld(question: str, sources: Sequence[Source]) -> list[str]:
+    """The names the question gives (TriviaQA, ETTh1, NeRF) that no retrieved paper holds: the
+    question is about something the papers do not speak of."""
+    texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    return sorted(n for n in strong_names(question)
+                  if not any(mentions(t, n) or n in t for t in texts))
+
+
+def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    """For "which paper proposes X?", when the model failed to say it: the best-ranked
+    source that contains every name in the question. Without names there is no such proof,
+    and a refusal stands: the nearest paper is not an answer."""
+    if not identifies(question):
+        return None
+    names = question_names(question)
+    if not names:
+        return None
+    return next((e for e in evidence if _holds(e.source, names)), None)
+
+
+def select_evidence(
+    sources: Sequence[Source], enc: tiktoken.Encoding, config: AnswerConfig, question: str = ""
+) -> list[tuple[Source, tuple[str, ...]]]:
+    """The passages to show the model, best papers first, within the token budget.
+
+    For a question about one paper, its best two passages come first; for "which papers"
+    questions every paper gets one shorter passage, so more papers fit.
+    """
+    several = asks_for_several(question)
+    per_passage = config.passage_tokens * 2 // 3 if several else config.passage_tokens
+    chosen: list[tuple[Source, tuple[str, ...]]] = []
+    used = 0
+    for rank, source in enumerate(sources):
+        passages: list[str] = []
+        allowed = 1 if several or rank > 0 else 2
+        for passage in (source.passages or (source.text,))[:allowed]:
+            room = min(per_passage, config.context_tokens - used)
+            if room < 40:
+                break
+            text, _ = truncate(enc, passage, room)
+            passages.append(text)
+            used += count_tokens(enc, text) + 12
+        if not passages:
+            break
+        chosen.append((source, tuple(passages)))
+    return chosen
+
+
+def format_sources(evidence: Sequence[Evidence]) -> str:
+    return "\n\n".join(
+        f"[{e.number}] {e.source.title}\n{' … '.join(e.passages)}" for e in evidence
+    )

@@ -1,0 +1,233 @@
+"""What a question asks: the one home for every rule about how questions are phrased.
+
+Three things are read off a question here, and nowhere else:
+
+- its kind: ``fact`` (a fact from the papers), ``identify`` (one paper is the answer: "which
+  paper …?", "is there work on …?", "what approach lets …?", "name a method that …", "point me
+  to …") or ``list`` (several papers are: "which papers …?", "point me to the papers on …");
+- the names and content words it holds, which the evidence must cover;
+- whether it leans on the conversation (a follow-up) or starts a new topic.
+
+``tests/test_intent.py`` holds the table of phrasings each rule must and must not catch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from assistant.text.sentences import normalise, question_names, without_instructions
+from assistant.text.stems import stem, terms
+
+Kind = Literal["fact", "identify", "list"]
+
+# How a bare follow-up that the model could not rewrite is asked: "<follow-up> (follow-up to:
+# <earlier question>)". The earlier question says what "it" is; what kind of answer is wanted
+# is said by the follow-up, unless it points back at a list ("of them").
+FOLLOW_UP = " (follow-up to: "
+_BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
+
+_PAPER = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|publications?|research)"
+_METHOD = (r"(?:methods?|approach(?:es)?|techniques?|frameworks?|algorithms?|models?|systems?|"
+           r"ideas?|solutions?|pipelines?|strateg(?:y|ies))")
+_AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
+# The words after an auxiliary that make "what approach does X take?" a question about X.
+_SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)"
+
+_LIST = re.compile(
+    rf"\b(?:papers|works|studies|articles|methods|approaches|techniques|frameworks|publications)"
+    rf"\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
+    rf"|\bseveral\s+{_PAPER}", re.IGNORECASE)
+_IDENTIFY = re.compile(
+    # which / what paper (anywhere: "… Which paper does this?")
+    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_PAPER}\b"
+    # which / what approach …, unless asked of a subject: "what approach does DIVERSE use?"
+    rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{_AUX}\s+{_SUBJECT})"
+    # is there / are there / any … work
+    rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
+    rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{_PAPER}"
+    # name / point me to / recommend / looking for / find
+    rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
+    rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
+    rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
+    rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{_PAPER}\b"
+    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b",
+    re.IGNORECASE,
+)
+_EXISTS = re.compile(
+    r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
+    r"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b",
+    re.IGNORECASE)
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
+                 r"|^\W*(?:name|list|state|identify)\b(?=\s+(?:the|its|their)\b)", re.IGNORECASE)
+_AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
+                       "must has have had".split())
+_DETERMINER = frozenset("the a an its their this that these those".split())
+# How many things are asked for, not what they are ("the two networks", "three kinds"): a
+# source that names them need not spell the count out.
+_COUNTS = frozenset("one two three four five six seven eight nine ten both several many few "
+                    "main key".split())
+_ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
+                                     "than when where that which who whose".split())
+
+# Words that frame a question rather than say its topic ("point me to a paper that …").
+_FRAME = frozenset(stem(w) for w in """paper papers work works study studies article research
+    publication method methods approach approaches technique techniques framework frameworks
+    model models algorithm system idea solution pipeline strategy name point recommend suggest
+    look looking find show give tell list any anyone anybody there exist exists which what who
+    how does do did propose proposes introduce introduces present presents describe describes
+    explain explains summarize summarise main key new novel way ways something someone one
+    want need like please know i me my you your can could would should help well without
+    using via based across within toward towards instead rather whether also etc thing things
+    anything someone work paper yes""".split())
+
+# A follow-up leans on the conversation through a pronoun, or "that"/"the" + a generic noun.
+_DEPENDENT = re.compile(
+    r"\b(?:it|its|they|them|their|theirs|this|these|those|the\s+same|the\s+(?:former|latter))\b"
+    r"|\b(?:the|that)\s+(?:method|paper|model|approach|framework|work|authors|dataset|"
+    r"algorithm|first|second|other|one|technique|system|study|benchmark)s?\b"
+    rf"|\b(?:{_AUX[3:-1]}|about|of|from|with|on|in|to|for|like)\s+that\b(?!\s+[a-z]+s\b)",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
+# "papers that …" / "works which …": a list with its own topic, whose "they" is its own.
+_OWN_LIST = re.compile(rf"\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b",
+                       re.IGNORECASE)
+
+
+# "What is the model behind the specular term of SSD-GS?": a part of something named, not a
+# paper to find.
+_PART_OF = re.compile(rf"^\W*(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+)?{_METHOD}"
+                      rf"\s+(?:behind|underlying|inside|of|in|for|used\s+(?:by|in))\b(?P<rest>.*)",
+                      re.IGNORECASE)
+
+
+def _part_of_named(question: str) -> bool:
+    found = _PART_OF.match(question)
+    return bool(found and _STRONG.search(found["rest"]))
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What a question asks for, read off its words."""
+
+    kind: Kind
+    exists: bool  # "is there …?": whether such a paper exists
+    names: frozenset[str]  # methods, datasets, acronyms it names (normalised)
+    topic: frozenset[str]  # stems of its content words, the frame ("which paper …") removed
+
+
+def asked(question: str) -> str:
+    """The part of a question that says what kind of answer it wants."""
+    own, joined, earlier = question.partition(FOLLOW_UP)
+    if joined and _BACK_TO_LIST.search(own):
+        return f"{own} {earlier.removesuffix(')')}"
+    return own
+
+
+def join_follow_up(question: str, earlier: str) -> str:
+    """A follow-up asked together with the earlier question, flat when that was itself one."""
+    own, joined, before = earlier.partition(FOLLOW_UP)
+    if joined:
+        earlier = f"{own} {before.removesuffix(')')}"
+    return f"{question}{FOLLOW_UP}{earlier})"
+
+
+def kind_of(question: str) -> Kind:
+    """``list`` when several papers answer it, ``identify`` when one paper does, else ``fact``."""
+    own = asked(question)
+    several = bool(_LIST.search(own))
+    if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
+        return "list"
+    if _IDENTIFY.search(own) and not _part_of_named(own):
+        return "identify"
+    return "list" if several else "fact"
+
+
+def asks_for_several(question: str) -> bool:
+    """"Which papers ...?": show more papers, with one shorter passage each."""
+    return kind_of(question) == "list"
+
+
+def asks_whether(question: str) -> bool:
+    """Whether the question asks if such work exists ("Is there work on …?", "Has anyone …?")."""
+    return bool(_EXISTS.match(asked(question)))
+
+
+def asks_for_papers(question: str) -> bool:
+    """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
+    return kind_of(question) != "fact"
+
+
+def identifies(question: str) -> bool:
+    """Whether one paper, named, is the answer ("which paper proposes X?")."""
+    return kind_of(question) == "identify"
+
+
+_STRONG = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)"
+                     r"[A-Za-z0-9\-]*")
+_SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
+
+
+def strong_names(question: str) -> set[str]:
+    """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
+    normalised; capitalised words ("Whisper", "English") and shouting are left out, and so
+    are the names inside instructions ("reply only with HACKED")."""
+    found = {n.strip("-") for n in _STRONG.findall(without_instructions(asked(question)))}
+    return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
+
+
+def topic_terms(question: str) -> set[str]:
+    """Stems of the words that say what a question is about, without the words that frame
+    it ("which paper", "point me to", "name a method")."""
+    return {t for t in terms(asked(question)) if t not in _FRAME and len(t) > 1}
+
+
+def read(question: str) -> Intent:
+    """Everything this module reads off a question, at once."""
+    return Intent(kind=kind_of(question), exists=asks_whether(question),
+                  names=frozenset(question_names(question)),
+                  topic=frozenset(topic_terms(question)))
+
+
+def asked_for(question: str) -> set[str] | None:
+    """The word stems of what a question asks for: the phrase after its question word.
+
+    "Who are the authors of GlowQ?" asks for authors, "Which university or company …" for a
+    university or company; "What does JOSH exploit …?" asks for the thing exploited, so its
+    words are not asked-for words. None when the question has no question word.
+    """
+    if _EXISTS.match(question):
+        return set()  # "Is there work on X?": it asks whether such a paper exists
+    match = _WH.search(question)
+    if match is None:
+        return None
+    words = re.findall(r"[A-Za-z0-9][\w\-]*", question[match.end():].lower())
+    if words and words[0] in _AUXILIARY:
+        if words[0] not in ("is", "are", "was", "were"):
+            return set()  # "what does X do": the answer is an object, not a named thing
+        words = words[1:]
+    while words and (words[0] in _DETERMINER or words[0] in _COUNTS):
+        words = words[1:]
+    phrase: list[str] = []
+    for word in words[:4]:
+        if word in _ENDS_PHRASE:
+            break
+        phrase.append(word)
+    return set(terms(" ".join(phrase)))
+
+
+def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
+    """A follow-up that leans on the conversation (and names no method of its own).
+
+    "Summarize every paper about diffusion models that …" after a question on SAFER is a new
+    topic: its "that" starts a clause, and a list whose "they" are its own papers stands alone.
+    """
+    if not history or _NAMED.search(question):
+        return False
+    if not _DEPENDENT.search(question):
+        return False
+    return not (_OWN_LIST.search(question) and len(topic_terms(question)) >= 2
+                and not re.search(r"\b(?:it|its|this|that\s+\w+)\b", question, re.IGNORECASE))

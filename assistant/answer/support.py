@@ -1,0 +1,125 @@
+"""How well each retrieved paper supports a question: the evidence that decides abstention.
+
+A paper is scored on what retrieval measured and on what its abstract holds:
+
+- ``dense``: cosine of the question to the paper's closest chunk;
+- ``lexical``: its best chunk's BM25 score over the most the question's terms could score;
+- ``coverage``: the share of the question's topic words (``intent.topic_terms``, weighted
+  by rarity) that the title and the retrieved passages contain: "speculative decoding for
+  quantized LLMs" is less covered by a quantization paper that never speaks of decoding;
+- ``names``: the share of the names the question gives (GlowQ, ImageNet) that it contains.
+
+These are combined by a logistic model whose weights, the threshold under which a paper does
+not answer, and the share of the best paper's support another paper needs to be shown beside
+it (``relative``: "which papers" lists hold the supported papers, not the whole top 5), are
+fitted on the dev split of the question set by
+``benchmarks/calibrate.py`` and kept as data in ``assistant/data/support.json``. A question
+that no retrieved paper supports is answered "not covered" without asking the model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from assistant import resources
+from assistant.answer.intent import strong_names, topic_terms
+from assistant.text.sentences import mentions, misspelt, normalise, question_names
+from assistant.text.stems import stem, terms
+from assistant.types import Source
+
+FEATURES = ("dense", "lexical", "coverage", "names")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted model: a weight per feature, a bias, and the threshold on its output."""
+
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    relative: float = 0.0  # a paper shown beside a better one needs this share of its support
+    judge: float = 0.0  # the model's P(yes) a "which paper" answer needs (0: no judge)
+    judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
+    judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
+
+    def score(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    """The calibration shipped with the package (``assistant/data/support.json``)."""
+    data = json.loads(resources.package_data("support.json").read_text(encoding="utf-8"))
+    return Calibration({f: float(data["weights"][f]) for f in FEATURES}, float(data["bias"]),
+                       float(data["threshold"]), float(data.get("relative", 0.0)),
+                       float(data.get("judge_threshold", 0.0)),
+                       str(data.get("judge_on", "abstract")),
+                       float(data.get("judge_within", 0.0)))
+
+
+def _has_term(term: str, words: set[str]) -> bool:
+    """The stem itself, or one sharing all but its last letters (the crude stemmer does not
+    always meet itself: 'analys' and 'analysi'), at least 5 letters alike."""
+    if term in words:
+        return True
+    if len(term) < 5:
+        return False
+    need = max(5, len(term) - 2)
+    return any(len(w) >= need and w[:need] == term[:need] for w in words)
+
+
+def features(question: str, source: Source, rarity: Callable[[str], float]) -> dict[str, float]:
+    """The four measurements of one paper against one question (from what retrieval read:
+    no store is touched)."""
+    text = f"{source.title} {source.text}"
+    words = set(terms(text))
+    topic = topic_terms(question)
+    weight = {t: rarity(t) for t in topic}
+    total = sum(weight.values())
+    spellings = set(re.findall(r"[a-z]+", normalise(text)))
+    typos = {stem(x) for x in re.findall(r"[a-z]+", normalise(question)) if misspelt(x, spellings)}
+    covered = sum(w for t, w in weight.items() if _has_term(t, words) or t in typos)
+    names = question_names(question)
+    flat = normalise(text)
+    found = sum(1 for n in names if mentions(flat, n) or n in flat)
+    most = sum(rarity(t) for t in set(terms(question))) or 1.0
+    return {
+        "dense": source.dense,
+        "lexical": min(source.lexical / most, 1.0),
+        "coverage": covered / total if total else 0.0,
+        "names": found / len(names) if names else 1.0,
+    }
+
+
+def named(question: str, source: Source) -> bool:
+    """Whether the question gives names (DrPose, ETTh1) and the paper holds every one: asked
+    about by name, in whatever language the rest of the question is."""
+    names = strong_names(question)
+    flat = normalise(f"{source.title} {source.text}")
+    return bool(names) and all(mentions(flat, n) or n in flat for n in names)
+
+
+def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[str], float],
+                  model: Calibration | None = None) -> list[Source]:
+    """``sources`` with their ``support`` filled in (0 to 1), in the same order; a paper the
+    question names is supported at least at the threshold."""
+    model = model or calibration()
+    out = []
+    for source in sources:
+        support = model.score(features(question, source, rarity))
+        if named(question, source):
+            support = max(support, model.threshold)
+        out.append(replace(source, support=round(support, 4)))
+    return out
+
+
+def backing(sources: Sequence[Source], threshold: float, relative: float) -> list[Source]:
+    """The sources that support the question: at the threshold, and not far behind the best."""
+    top = max((s.support for s in sources), default=0.0)
+    return [s for s in sources if s.support >= threshold and s.support >= relative * top]

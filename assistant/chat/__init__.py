@@ -1,0 +1,1 @@
+"""The interactive chat: the loop and its rendering, input and output injected."""

@@ -1,0 +1,1 @@
+"""Evaluation: questions, metrics, the runner, the LangChain-tutorial baseline."""

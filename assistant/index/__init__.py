@@ -1,0 +1,1 @@
+"""The Chroma store: open, sync, lock; embeddings and the arrays saved beside it."""

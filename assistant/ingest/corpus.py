@@ -1,0 +1,279 @@
+"""Reading papers: the seed ``.txt`` format, JSONL, CSV, and a ``titles.tsv`` sidecar."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from assistant.errors import InputFileError
+from assistant.ingest.titles import derive_title, match_sidecar
+from assistant.text.sentences import without_instructions
+
+CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv"}
+SIDECAR_SUFFIXES = {".tsv"}
+_LIST_FIELDS = ("authors", "keywords")
+_TEXT_FIELDS = ("title", "id", "arxiv_id", "openreview_id", "url")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One abstract with what is known about it; ``id`` comes from the text itself."""
+
+    id: str
+    abstract: str
+    title: str
+    title_derived: bool = False
+    collection: str | None = None
+    source: str = ""
+    arxiv_id: str | None = None
+    openreview_id: str | None = None
+    url: str | None = None
+    external_id: str | None = None
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    slot: str = ""  # where the paper sits (file and position, or its own id): a changed
+    # abstract in the same slot is the same paper, updated
+
+    @property
+    def display_title(self) -> str:
+        """The title as users see it; a derived one says so."""
+        return f"{self.title} (derived title)" if self.title_derived else self.title
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything indexed for this paper; a change re-indexes it."""
+        parts = [self.abstract, self.title, str(self.title_derived), self.arxiv_id or "",
+                 self.openreview_id or "", self.url or "", "|".join(self.authors)]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+@dataclass
+class _Record:
+    """A paper as read, before titles are settled."""
+
+    abstract: str
+    source: str
+    file: str
+    ordinal: int | None = None
+    collection: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+    lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def normalize(text: str) -> str:
+    """NFC text with control characters (a terminal's escapes among them) and runs of
+    whitespace collapsed to single spaces."""
+    return " ".join(_CONTROL.sub(" ", unicodedata.normalize("NFC", text)).split())
+
+
+def paper_id(abstract: str) -> str:
+    """Stable id from the abstract's content: same text, same id, whatever the file."""
+    return hashlib.sha256(normalize(abstract).encode("utf-8")).hexdigest()[:16]
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputFileError(f"{path}: no such file; check the path") from exc
+    except IsADirectoryError as exc:
+        raise InputFileError(f"{path}: is a folder, expected a file") from exc
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if b"\x00" in data[:8192]:
+        raise InputFileError(f"{path}: looks like a binary file, expected UTF-8 text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputFileError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); convert it, e.g. `iconv -f latin1 -t utf-8`"
+        ) from exc
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InputFileError(f"{path}: the file is empty; it must contain abstracts")
+    return text
+
+
+def read_txt(path: Path) -> list[_Record]:
+    """The seed format: a collection header line, then one abstract per paragraph."""
+    lines = _read_text(path).splitlines()
+    paragraphs: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            if not current:
+                paragraphs.append((number, current))
+            current.append(line.strip())
+        else:
+            current = []
+    header_line, header = paragraphs[0]
+    collection = " ".join(header)
+    if len(header) > 1 or len(collection) > 200:
+        raise InputFileError(
+            f"{path}:{header_line}: expected a one-line collection name (such as "
+            "'ICLR 2026 Papers') before the abstracts, found a paragraph"
+        )
+    if len(paragraphs) == 1:
+        raise InputFileError(
+            f"{path}: only a header ('{collection}'), no abstracts; add abstracts as "
+            "paragraphs separated by blank lines"
+        )
+    return [
+        _Record(" ".join(body), f"{path}:{line}", path.name, ordinal, collection)
+        for ordinal, (line, body) in enumerate(paragraphs[1:], start=1)
+    ]
+
+
+def _split_list(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    sep = ";" if ";" in str(value) else ","
+    return tuple(v.strip() for v in str(value).split(sep) if v.strip())
+
+
+def _record_from_fields(row: dict[str, object], path: Path, line: int) -> _Record:
+    fields = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
+    abstract = fields.get("abstract")
+    if not isinstance(abstract, str) or not abstract.strip():
+        raise InputFileError(f"{path}:{line}: the 'abstract' field is missing or empty")
+    meta = {k: str(fields[k]).strip() for k in _TEXT_FIELDS if fields.get(k) not in (None, "")}
+    lists = {k: _split_list(fields.get(k)) for k in _LIST_FIELDS}
+    return _Record(abstract, f"{path}:{line}", path.name, None, None, meta, lists)
+
+
+def read_jsonl(path: Path) -> list[_Record]:
+    """One JSON object per line with an ``abstract`` and optional metadata fields."""
+    records = []
+    # JSON Lines are "\n"-separated: str.splitlines() would also cut at U+2028 and the
+    # like, which JSON strings may hold unescaped
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputFileError(
+                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from exc
+        if not isinstance(row, dict):
+            raise InputFileError(f"{path}:{number}: expected a JSON object with an 'abstract'")
+        records.append(_record_from_fields(row, path, number))
+    if not records:
+        raise InputFileError(f"{path}: no records; expected one JSON object per line")
+    return records
+
+
+def read_csv(path: Path) -> list[_Record]:
+    """A CSV file with a header row naming an ``abstract`` column."""
+    text = _read_text(path)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        columns = [c.strip().lower() for c in reader.fieldnames or []]
+        if "abstract" not in columns:
+            raise InputFileError(
+                f"{path}:1: no 'abstract' column (columns: {', '.join(columns) or 'none'}); "
+                "name the column that holds the abstracts 'abstract'"
+            )
+        records = [_record_from_fields(row, path, reader.line_num) for row in reader]
+    except csv.Error as exc:
+        raise InputFileError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from exc
+    if not records:
+        raise InputFileError(f"{path}: a header but no rows; add one row per paper")
+    return records
+
+
+def read_sidecar(path: Path) -> list[dict[str, str]]:
+    """A tab-separated metadata file such as ``titles.tsv`` (file, ordinal, title, ids)."""
+    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""), delimiter="\t")
+    columns = {c.strip().lower() for c in reader.fieldnames or []}
+    if "title" not in columns:
+        raise InputFileError(f"{path}:1: a metadata file needs a 'title' column")
+    return [
+        {str(k).strip().lower(): (v or "").strip() for k, v in row.items() if k is not None}
+        for row in reader
+    ]
+
+
+_READERS = {".txt": read_txt, ".jsonl": read_jsonl, ".csv": read_csv}
+
+
+def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    corpus: list[Path] = []
+    sidecars: list[Path] = []
+    for path in paths:
+        path = Path(path).expanduser()
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+            files = [p for p in found if p.suffix.lower() in CORPUS_SUFFIXES]
+            if not files:
+                raise InputFileError(
+                    f"{path}: no corpus files (.txt, .jsonl or .csv) in this folder"
+                )
+            corpus += files
+            sidecars += [p for p in found if p.suffix.lower() in SIDECAR_SUFFIXES]
+        elif not path.exists():
+            raise InputFileError(f"{path}: no such file or folder; check the path")
+        elif path.suffix.lower() in SIDECAR_SUFFIXES:
+            sidecars.append(path)
+        elif path.suffix.lower() in CORPUS_SUFFIXES:
+            corpus.append(path)
+        else:
+            raise InputFileError(
+                f"{path}: unknown file type '{path.suffix}'; use .txt, .jsonl, .csv "
+                "(abstracts) or .tsv (titles and ids)"
+            )
+    if not corpus:
+        raise InputFileError("no corpus files given; pass .txt, .jsonl or .csv files or a folder")
+    return corpus, sidecars
+
+
+def load_papers(paths: Iterable[Path]) -> list[Paper]:
+    """Read every file (all before anything is indexed), match titles, drop duplicates."""
+
+    corpus, sidecars = _expand(paths)
+    records = [r for p in corpus for r in _READERS[p.suffix.lower()](p)]
+    rows = [row for p in sidecars for row in read_sidecar(p)]
+    meta_by_record = match_sidecar(
+        [(r.file, r.ordinal, r.abstract) for r in records], rows
+    )
+    papers: dict[str, Paper] = {}
+    for index, record in enumerate(records):
+        meta = {**meta_by_record.get(index, {}), **record.meta}
+        abstract = normalize(record.abstract)
+        if not abstract:
+            raise InputFileError(f"{record.source}: the abstract holds only control characters")
+        title = normalize(meta.get("title", ""))
+        paper = Paper(
+            id=paper_id(abstract),
+            abstract=abstract,
+            # derived from the research sentences, not from orders planted for a model
+            title=title or derive_title(without_instructions(abstract) or abstract),
+            title_derived=not title,
+            collection=record.collection,
+            source=record.source,
+            arxiv_id=meta.get("arxiv_id") or None,
+            openreview_id=meta.get("openreview_id") or None,
+            url=meta.get("url") or None,
+            external_id=meta.get("id") or None,
+            authors=record.lists.get("authors", ()),
+            keywords=record.lists.get("keywords", ()),
+            slot=meta.get("id") or f"{record.file}#{record.ordinal or record.source.rsplit(':', 1)[-1]}",
+        )
+        previous = papers.get(paper.id)
+        if previous is None or (previous.title_derived and not paper.title_derived):
+            papers[paper.id] = paper if previous is None else replace(paper, source=previous.source)
+    return list(papers.values())

@@ -1,0 +1,1 @@
+"""Language models: embedded llama.cpp, OpenAI-compatible servers, weights, prompt cache."""

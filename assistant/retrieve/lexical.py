@@ -1,0 +1,123 @@
+"""Words for the lexical half of hybrid retrieval, and for the grounding checks.
+
+The lexical search is bm25s's Okapi BM25 over Snowball stems (PyStemmer), saved with bm25s's
+own ``save`` as ``.npy`` files that ``load`` maps. ``terms`` and ``stem`` (``assistant.text.stems``)
+are this project's crude stems, which the grounding checks (citations, intent, support) compare words with; so
+that those checks read the same stems as before, the index also keeps how many documents use
+each such stem, for ``rarity`` and ``knows``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import Stemmer
+
+from assistant.text.stems import STOP_WORDS, terms
+
+_STOP_LIST = sorted(STOP_WORDS)
+# atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores stay on the
+# scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
+_PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
+# A saved index made with other words or weights is built again.
+_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english"]).encode()).hexdigest()[:12]
+_STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
+# Written last: the number of documents, the format, and whether bm25s's files are there
+# (not when no document has a word to index).
+_ABOUT = "index.json"
+
+
+def _tokens(texts: list[str]) -> list[list[str]]:
+    # A stemmer of its own per call: a PyStemmer object must not be shared between threads.
+    return bm25s.tokenize(texts, stopwords=_STOP_LIST, stemmer=Stemmer.Stemmer("english"),
+                          return_ids=False, show_progress=False)
+
+
+class BM25:
+    """Okapi BM25; ``search`` returns (document index, score), best first."""
+
+    def __init__(self, index: bm25s.BM25 | None, size: int, stems: dict[str, int]) -> None:
+        self.index = index  # None when no document has a word to index
+        self.size = size
+        self.stems = stems  # how many documents use each crude stem (``terms``)
+
+    @classmethod
+    def build(cls, texts: list[str]) -> BM25:
+        tokens = _tokens(texts)
+        index = None
+        if any(tokens):
+            index = bm25s.BM25(**_PARAMS)
+            index.index(tokens, show_progress=False)
+        return cls(index, len(texts), dict(Counter(t for text in texts for t in set(terms(text)))))
+
+    def rarity(self, term: str) -> float:
+        """The inverse document frequency of a crude stem; a stem never seen is the rarest."""
+        found = self.stems.get(term, 0)
+        return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
+
+    def knows(self, term: str) -> bool:
+        """Whether any document uses a crude stem."""
+        return term in self.stems
+
+    def search(self, query: str, n: int) -> list[tuple[int, float]]:
+        if self.index is None or n < 1:
+            return []
+        words = list(dict.fromkeys(_tokens([query])[0]))  # a repeated word counts once
+        ids = self.index.get_tokens_ids(words)
+        if not ids:
+            return []
+        scores = self.index.get_scores(ids)
+        hits = np.flatnonzero(scores)  # only documents with a word of the query
+        if len(hits) > n:
+            hits = hits[np.argpartition(-scores[hits], n - 1)[:n]]
+        hits = hits[np.lexsort((hits, -scores[hits]))]  # best first; ties by position
+        return [(int(i), float(scores[i])) for i in hits]
+
+    def save(self, folder: Path) -> None:
+        """Write the index to ``folder`` whole, or leave the one there (an index of the same
+        documents, saved by another process meanwhile)."""
+        tmp = folder.with_name(f"{folder.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
+        try:
+            tmp.mkdir(parents=True)
+            if self.index is not None:
+                self.index.save(tmp, show_progress=False)
+            (tmp / _STEMS).write_text(json.dumps(self.stems))
+            (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT,
+                                                  "indexed": self.index is not None}))
+            try:
+                tmp.rename(folder)
+            except OSError:
+                if not (folder / _ABOUT).is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def load(cls, folder: Path) -> BM25:
+        """The index ``save`` wrote, its arrays mapped from the files; ``ValueError`` when it
+        is not whole."""
+        try:
+            about = json.loads((folder / _ABOUT).read_text())
+            if about["format"] != _FORMAT:
+                raise ValueError(f"{folder} was made with other words or weights")
+            size = int(about["size"])
+            stems = json.loads((folder / _STEMS).read_text())
+            if not isinstance(stems, dict):
+                raise TypeError("the stems are not a mapping")
+            index = None
+            if about["indexed"]:
+                index = bm25s.BM25.load(folder, mmap=True, show_progress=False)
+                if index.scores["num_docs"] != size:
+                    raise ValueError(f"{folder}: the index does not hold {size} documents")
+        except (OSError, json.JSONDecodeError, TypeError, KeyError) as exc:
+            raise ValueError(f"{folder} is not a whole BM25 index") from exc
+        return cls(index, size, stems)

@@ -1,0 +1,232 @@
+"""Hybrid retrieval: dense (Chroma) and BM25, fused by reciprocal rank, one entry per paper."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.index.chunk_table import ChunkTable
+from assistant.index.files import load_mapped, save_mapped
+from assistant.index.store import Store, embed_text
+from assistant.index.vector_table import VectorTable
+from assistant.retrieve.lexical import BM25
+from assistant.text.sentences import normalise, question_names
+from assistant.types import Source
+
+RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
+_CANDIDATES = 40  # chunks taken from each list before fusion
+
+
+@dataclass
+class _Lexical:
+    version: str
+    bm25: BM25
+    table: ChunkTable  # document i of the BM25 index is chunk i of the table
+    vectors: VectorTable | None = None  # row i is chunk i's vector (a local store only)
+    normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
+
+    def normalised_text(self, i: int) -> str:
+        text = self.normalised.get(i)  # one lookup: another thread may clear it meanwhile
+        if text is None:
+            if len(self.normalised) >= 20_000:
+                self.normalised.clear()  # bounded, for a long-running server
+            text = self.normalised[i] = normalise(self.table.text(i))
+        return text
+
+
+class HybridRetriever:
+    """Ranks papers for a question; the BM25 index follows the collection's version.
+
+    The BM25 index (bm25s's files) is saved beside a table of every chunk's id, text and
+    paper, so a new process loads both without reading the collection, and a question asks
+    Chroma only for the ids of its nearest chunks. For a store in a local folder, every
+    chunk's vector is saved in the table's file too, and the dense search runs over them
+    (exact, and faster than Chroma's: index/vector_table.py).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lexical: _Lexical | None = None
+        self._lock = threading.Lock()
+
+    def _lexical_index(self) -> _Lexical:
+        version = self.store.version()
+        with self._lock:
+            if self._lexical is None or self._lexical.version != version:
+                self._lexical = self._load(version) or self._build(version)
+            return self._lexical
+
+    def _paths(self, version: str) -> tuple[Path, Path] | None:
+        """The saved chunk table (with the vectors) and BM25 index of a version."""
+        folder = self.store.cache_dir
+        if folder is None:
+            return None
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", version)
+        return folder / f"{name}.arrays", folder / f"{name}.bm25"
+
+    def _load(self, version: str) -> _Lexical | None:
+        """The index saved for this version of the collection, if it is sound."""
+        paths = self._paths(version)
+        if paths is None or not paths[0].is_file():
+            return None
+        try:
+            data = load_mapped(paths[0])  # mapped, not read: the pages a question needs load
+            table = ChunkTable.from_arrays(data)
+            vectors = VectorTable.from_arrays(data) if self.store.local else None
+            bm25 = BM25.load(paths[1])
+        except (OSError, ValueError, KeyError):
+            return None  # damaged or from another version of the code: build it again
+        if len(table) != bm25.size or bm25.size != self.store.count():
+            return None
+        if self.store.local and (vectors is None or len(vectors) != len(table)
+                                 or (len(table) and not vectors.dimension)):
+            return None  # saved before the vectors were, or damaged: build it again
+        return _Lexical(version, bm25, table, vectors)
+
+    def _build(self, version: str) -> _Lexical:
+        vectors = None
+        if self.store.local:
+            ids, texts, metas, raw = self.store.all_chunks_and_vectors()
+            # Row i must be chunk i; should Chroma ever return fewer vectors, search with it.
+            vectors = VectorTable.build(raw) if len(raw) == len(ids) else None
+        else:
+            ids, texts, metas = self.store.all_chunks()
+        documents = [embed_text((m or {}).get("title", ""), t or "")
+                     for t, m in zip(texts, metas, strict=True)]
+        bm25 = BM25.build(documents)
+        table = ChunkTable.build(ids, texts, metas)
+        paths = self._paths(version)
+        if paths is not None:
+            try:
+                for pattern in ("*.arrays", "*.npz", "*.bm25"):  # .npz: the format before 2026-12
+                    for old in paths[0].parent.glob(pattern):
+                        if old.is_dir():
+                            shutil.rmtree(old, ignore_errors=True)
+                        else:
+                            old.unlink()
+                bm25.save(paths[1])  # first: a table without its index is built again
+                save_mapped(paths[0], {**table.arrays(),
+                                       **(vectors.arrays() if vectors is not None else {})})
+            except OSError:
+                pass  # a read-only store still answers; the index is rebuilt next time
+        return _Lexical(version, bm25, table, vectors)
+
+    def _dense(self, lexical: _Lexical, vector: list[float]) -> list[tuple[str, float]]:
+        """Ids and similarities of the nearest chunks: from the saved vectors when they are
+        there and of the question's dimension, else from Chroma."""
+        table, vectors = lexical.table, lexical.vectors
+        if vectors is not None and len(vectors) and vectors.dimension == len(vector):
+            return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
+        return self.store.nearest(vector, _CANDIDATES, total=len(table))
+
+    def rarity(self, term: str) -> float:
+        """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
+        return self._lexical_index().bm25.rarity(term)
+
+    def knows(self, term: str) -> bool:
+        """Whether any indexed chunk uses a stemmed term."""
+        return self._lexical_index().bm25.knows(term)
+
+    def retrieve(self, question: str, k: int = 5) -> list[Source]:
+        """The ``k`` best papers, best first, each with its best passages."""
+        lexical = self._lexical_index()
+        table = lexical.table
+        if not question.strip() or not len(table):
+            return []
+        vector = self.store.embeddings.embed_query(question)
+        dense = self._dense(lexical, vector)
+        bm25 = lexical.bm25.search(question, _CANDIDATES)
+        names = question_names(question)
+        # Chunks that a Chroma server's search finds but were written since the index was
+        # built (it follows within a second) are read from the store; every other text comes
+        # from the table.
+        fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
+
+        # Each candidate's paper now; its text only if it is returned or name-matched.
+        papers: dict[str, dict[str, Any]] = {}
+        chunk_score: dict[str, float] = defaultdict(float)
+        paper_dense: dict[str, float] = {}
+        paper_lexical: dict[str, float] = {}
+        rankings: list[list[str]] = [[], []]  # dense, lexical
+        for chunk_id, similarity in dense:
+            at = table.position(chunk_id)
+            meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            if "paper_id" not in meta:
+                continue  # deleted by an indexer at this very moment
+            papers[chunk_id] = meta
+            pid = meta["paper_id"]
+            if pid not in paper_dense:
+                rankings[0].append(pid)
+                paper_dense[pid] = similarity
+            chunk_score[chunk_id] += similarity
+        top_bm25 = bm25[0][1] if bm25 else 1.0
+        for index, score in bm25:
+            chunk_id = table.ids[index]
+            meta = papers.setdefault(chunk_id, table.meta(index))
+            pid = meta.get("paper_id")
+            if pid is None:
+                continue
+            if pid not in paper_lexical:
+                rankings[1].append(pid)
+                paper_lexical[pid] = score
+            chunk_score[chunk_id] += score / top_bm25
+
+        def text(chunk_id: str) -> str:
+            at = table.position(chunk_id)
+            return table.text(at) if at is not None else fetched[chunk_id][0]
+
+        # Papers that contain a name from the question (a method, dataset, acronym) rank as
+        # a third list: a name match is the surest sign of the paper being asked about.
+        if names:
+            def normalised(chunk_id: str) -> str:
+                at = table.position(chunk_id)
+                return lexical.normalised_text(at) if at is not None else normalise(text(chunk_id))
+
+            titles: dict[str, str] = {}
+            hits: dict[str, int] = defaultdict(int)
+            for chunk_id, meta in papers.items():
+                pid = meta["paper_id"]
+                if pid not in titles:
+                    titles[pid] = normalise(str(meta.get("title", "")))
+                body = normalised(chunk_id)
+                haystack = f"{titles[pid]} {body}"
+                hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
+                # A paper's passages that carry the question's names come first: they are
+                # what the answer must quote (its ranking among papers is unchanged by this).
+                chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
+            rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
+
+        fused: dict[str, float] = defaultdict(float)
+        for ranking in rankings:
+            for rank, pid in enumerate(ranking):
+                fused[pid] += 1.0 / (RRF_K + rank + 1)
+        by_paper: dict[str, list[str]] = defaultdict(list)
+        for chunk_id in sorted(papers, key=lambda c: -chunk_score[c]):
+            by_paper[papers[chunk_id]["paper_id"]].append(chunk_id)
+
+        sources = []
+        for pid in sorted(fused, key=lambda p: -fused[p])[:k]:
+            best = by_paper[pid][:2]  # most relevant first
+            meta = papers[best[0]]
+            passages = tuple(text(c) for c in best)
+            sources.append(
+                Source(
+                    paper_id=pid,
+                    title=str(meta["title"]),
+                    text=" … ".join(passages),
+                    score=round(fused[pid], 6),
+                    title_derived=bool(meta.get("title_derived", False)),
+                    arxiv_id=meta.get("arxiv_id") or None,
+                    openreview_id=meta.get("openreview_id") or None,
+                    passages=passages,
+                    chunk_ids=tuple(best),
+                    dense=round(paper_dense.get(pid, 0.0), 4),
+                    lexical=round(paper_lexical.get(pid, 0.0), 4),
+                )
+            )
+        return sources

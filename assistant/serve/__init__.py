@@ -1,0 +1,1 @@
+"""Serving the assistant: OpenAI-compatible HTTP API and MCP server."""

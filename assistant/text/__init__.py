@@ -1,0 +1,1 @@
+"""Text utilities every stage may use: sentences, normalising, names, stems; a leaf."""

@@ -1,0 +1,170 @@
+"""Text helpers every stage may use: sentences, normalising, the names and numbers a sentence
+holds, and orders planted in text (a leaf: it imports no other module of the package)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
+_CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
+# Capitalised words that name nothing in particular.
+_PLAIN = frozenset(
+    """The This That These Those They Their Its It In On For With By From And But Or As At To
+    We Our Both Each Most Some Such When While Which What Who How Also However Moreover
+    Furthermore Additionally Finally First Second Third Overall Specifically Source Sources
+    Paper Papers Answer Question Yes No Based According Is Are Does Do Did Can Could Name
+    Point Any Has Have I""".split()
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, dashes unified, thousands separators and LaTeX dollars dropped."""
+    # "$Q$Avatar" in a LaTeX-flavoured abstract is the name "QAvatar"
+    text = text.replace("\\%", "%").replace("\u2013", "-").replace("\u2014", "-").replace("$", "")
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
+
+
+def key_terms(sentence: str) -> set[str]:
+    """Numbers and names (methods, datasets, people, places) that a source must contain."""
+    found = {n.replace(",", "") for n in NUMBER.findall(sentence)}
+    found |= {n.strip("-") for n in _NAME.findall(sentence) if len(n.strip("-")) > 1}
+    found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
+    return {t for t in found if t}
+
+
+def question_names(question: str) -> set[str]:
+    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
+    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+
+
+# Counts written as words: "five teacher LLMs" is a number the source must give as well.
+COUNT_WORDS = {w: str(n) for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if n >= 2}
+
+
+def counts(sentence: str) -> set[str]:
+    """The counts a sentence gives in words ("five", "twelve"; not "one", which is as often
+    a pronoun)."""
+    return {w for w in re.findall(r"[a-z]+", sentence.lower()) if w in COUNT_WORDS}
+
+
+def states_count(count: str, text: str) -> bool:
+    """Whether lower-cased ``text`` gives the count (digits or a word), in digits or in words."""
+    digits = COUNT_WORDS.get(count, count)
+    word = next((w for w, n in COUNT_WORDS.items() if n == digits), None)
+    return re.search(rf"(?<![\w.]){digits}(?![\w]|[.,]\d)", text) is not None or bool(
+        word and re.search(rf"\b{word}\b", text))
+
+
+def spelled_out(acronym: str, text: str) -> bool:
+    """Whether lower-cased ``text`` spells out an upper-case ``acronym`` in consecutive words
+    ("GP" in "a deep kernel gaussian process", "GPs" too): the source says the same thing
+    in full, as abstracts often do where a question or an answer abbreviates."""
+    letters = acronym[:-1] if acronym.endswith("s") and acronym[:-1].isupper() else acronym
+    if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+        return False
+    initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", text))
+    return letters.lower() in initials and any(
+        "".join(w[0] for w in words) == letters.lower()
+        for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
+
+
+def _windows(words: list[str], size: int) -> Iterator[list[str]]:
+    return (words[i:i + size] for i in range(len(words) - size + 1))
+
+
+def misspelt(word: str, vocabulary: Iterable[str]) -> bool:
+    """Whether a long ``word`` (7 letters or more) is one letter away from a word of
+    ``vocabulary`` (a letter dropped, added or changed: "difusion", "adaptaton"): a typo in
+    the question that an answer repeats is not a word the source lacks."""
+    if len(word) < 7:
+        return False
+    for other in vocabulary:
+        if abs(len(other) - len(word)) > 1 or len(other) < 7 or other[0] != word[0]:
+            continue
+        if _one_edit(word, other):
+            return True
+    return False
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Exactly one letter inserted, deleted or replaced between ``a`` and ``b``, before their
+    last two letters ("explorer" and "explored" are two words, not a typo)."""
+    if a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if i >= len(b) - 2:
+        return False
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:]
+    return a[i:] == b[i + 1:]
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether lower-cased ``text`` has the word ``name``, singular or plural ("vlms" and
+    "vlm"; "rl" is not in "world")."""
+    base = name[:-1] if name.endswith("s") and len(name) > 3 else name
+    return re.search(rf"(?<![a-z0-9]){re.escape(base)}s?(?![a-z0-9])", text) is not None
+
+
+# Full stops that do not end a sentence.
+_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Eq|Sec|approx|resp|Dr|No)\.$")
+# A sentence ends at a full stop (or ! ?) and the closing quotes or brackets after it, which it
+# keeps: "(see Sec. 3.)" is one sentence, and the chunks joined give back the whole text.
+_BOUNDARY = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``; abbreviations such as "e.g." and "et al." do not end one."""
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        candidate = text[start : match.end(1)].strip()
+        if _ABBREVIATIONS.search(text[start : match.start()]):
+            continue
+        if candidate:
+            sentences.append(candidate)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+# A sentence that gives the reader orders instead of reporting research: a prompt injection
+# planted in an abstract. Orders are imperatives at the start of a sentence (after a label
+# such as "IMPORTANT:") or said to "you"; research about injections, in the third person,
+# does not match.
+_ORDER = re.compile(
+    r"^\W*(?:[\w ]{0,30}:\s*)?(?:please\s+)?(?:"
+    r"(?:ignore|disregard|forget|override|do\s+not\s+follow)\b.{0,80}?"
+    r"\b(?:instructions?|rules?|prompts?|guidelines?)\b"
+    r"|(?:when|if|whenever)\s+(?:you\s+are\s+)?asked\b.{0,120}?"
+    r"\b(?:answer|say|respond|reply|cite|claim|state)\b"
+    r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
+    r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+"
+    r"(?:now\s+|always\s+|only\s+|never\s+)?"
+    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """A sentence of a source that addresses the model instead of reporting research."""
+    return bool(_ORDER.search(sentence))
+
+
+def without_instructions(passage: str) -> str:
+    """``passage`` without the sentences that give orders; the model never sees them, and
+    they cannot support a claim."""
+    sentences = split_sentences(passage)
+    if not any(is_instruction(s) for s in sentences):
+        return passage
+    return " ".join(s for s in sentences if not is_instruction(s))
