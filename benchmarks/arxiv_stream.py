@@ -31,7 +31,7 @@ _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 from assistant.ingest.formats import iter_references
-from assistant.retrieve.where import parse
+from assistant.ingest.where import parse
 mode, path, limit, where = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 flt = parse(where)
 keep = (lambda r: flt.matches(r.metadata())) if flt else None

@@ -21,7 +21,7 @@ from assistant.ingest.formats import (
     iter_references,
     read_references,
 )
-from assistant.retrieve.where import FilterError, chroma_metadata, parse
+from assistant.ingest.where import FilterError, chroma_metadata, parse
 
 DATA = Path(__file__).parent / "data" / "formats"
 

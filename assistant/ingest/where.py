@@ -4,6 +4,10 @@
 ignoring case, and ``> >= < <=`` compare years. On the list fields (``author``, ``keyword``)
 a condition holds when any author or keyword satisfies it, and ``!=`` when none equals the
 value. A paper that lacks a field fails every condition on it except ``!=``.
+
+It sits in the ingest stage because that is the first to apply it (an arXiv snapshot is
+filtered while it is read); the store writes :func:`chroma_metadata` and retrieval applies
+:meth:`Filter.chroma_where` and :meth:`Filter.matches`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from assistant.errors import InputError
 
 FIELDS = {"year": "year", "venue": "venue", "title": "title", "author": "authors",
           "keyword": "keywords"}  # as written in --where: the metadata key it reads
@@ -23,7 +29,7 @@ _HELP = (f"fields: {', '.join(FIELDS)}; operators: {' '.join(OPERATORS)} "
          "(e.g. year>=2024, author~smith, venue=\"ICLR 2026\")")
 
 
-class FilterError(ValueError):
+class FilterError(InputError, ValueError):
     """A ``--where`` expression that cannot be used; the message names the bad part."""
 
 
@@ -101,6 +107,11 @@ class Filter:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
+    def without(self, field: str) -> Filter:
+        """The filter without its conditions on ``field`` (for a store that keeps that field
+        on some chunks only)."""
+        return Filter(tuple(c for c in self.conditions if c.field != field))
+
 
 def chroma_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """The filterable fields as the store should write them for :meth:`Filter.chroma_where`:
@@ -121,8 +132,10 @@ def chroma_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse(exprs: list[str]) -> Filter:
+def parse(exprs: list[str] | str | None) -> Filter:
     """Parse ``--where`` expressions (all must hold) into a :class:`Filter`."""
+    if not exprs:
+        return Filter()
     if isinstance(exprs, str):
         exprs = [exprs]
     return Filter(tuple(parse_condition(e) for e in exprs))
