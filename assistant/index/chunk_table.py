@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 # What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
-PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id")
+PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id",
+                "year", "venue", "authors", "keywords")  # the last four for --where
 
 
 class ChunkTable:

@@ -9,7 +9,7 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -287,7 +287,7 @@ def _metadata(record: _Record) -> dict[str, object]:
             "keywords": list(record.lists.get("keywords", ()))}
 
 
-Keep = Callable[[dict[str, object]], bool]
+Keep = Callable[[Mapping[str, object]], bool]
 
 
 def read_file(path: Path, *, limit: int | None = None,

@@ -59,6 +59,11 @@ class Summary:
             text += f", {sum(self.skipped.values())} skipped ({reasons})"
         return text + (", stopped at the limit" if self.limited else "")
 
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form, for ``assistant index --json``."""
+        return {"file": self.file, "format": self.format, "read": self.read,
+                "skipped": dict(self.skipped), "limited": self.limited}
+
 
 
 

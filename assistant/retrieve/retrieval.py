@@ -14,6 +14,7 @@ from assistant.index.chunk_table import ChunkTable
 from assistant.index.files import load_mapped, save_mapped
 from assistant.index.store import Store, embed_text
 from assistant.index.vector_table import VectorTable
+from assistant.ingest.where import Filter
 from assistant.retrieve.lexical import BM25
 from assistant.text.sentences import normalise, question_names
 from assistant.types import Source
@@ -116,10 +117,16 @@ class HybridRetriever:
                 pass  # a read-only store still answers; the index is rebuilt next time
         return _Lexical(version, bm25, table, vectors)
 
-    def _dense(self, lexical: _Lexical, vector: list[float]) -> list[tuple[str, float]]:
+    def _dense(self, lexical: _Lexical, vector: list[float], where: Filter | None = None
+               ) -> list[tuple[str, float]]:
         """Ids and similarities of the nearest chunks: from the saved vectors when they are
-        there and of the question's dimension, else from Chroma."""
+        there and of the question's dimension, else from Chroma; with a filter, from Chroma's
+        search among the chunks its metadata ``where`` keeps."""
         table, vectors = lexical.table, lexical.vectors
+        if where:
+            # the title is on first chunks only: Chroma filters the rest, matches() the title
+            clause = where.without("title").chroma_where()
+            return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
         if vectors is not None and len(vectors) and vectors.dimension == len(vector):
             return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
         return self.store.nearest(vector, _CANDIDATES, total=len(table))
@@ -132,15 +139,18 @@ class HybridRetriever:
         """Whether any indexed chunk uses a stemmed term."""
         return self._lexical_index().bm25.knows(term)
 
-    def retrieve(self, question: str, k: int = 5) -> list[Source]:
-        """The ``k`` best papers, best first, each with its best passages."""
+    def retrieve(self, question: str, k: int = 5, where: Filter | None = None) -> list[Source]:
+        """The ``k`` best papers, best first, each with its best passages; with ``where``,
+        only papers it matches."""
         lexical = self._lexical_index()
         table = lexical.table
         if not question.strip() or not len(table):
             return []
         vector = self.store.embeddings.embed_query(question)
-        dense = self._dense(lexical, vector)
-        bm25 = lexical.bm25.search(question, _CANDIDATES)
+        dense = self._dense(lexical, vector, where)
+        bm25 = lexical.bm25.search(question, len(table) if where else _CANDIDATES)
+        if where:  # filtered before the top candidates are taken, so that enough are left
+            bm25 = [(i, s) for i, s in bm25 if where.matches(table.meta(i))][:_CANDIDATES]
         names = question_names(question)
         # Chunks that a Chroma server's search finds but were written since the index was
         # built (it follows within a second) are read from the store; every other text comes
@@ -156,8 +166,8 @@ class HybridRetriever:
         for chunk_id, similarity in dense:
             at = table.position(chunk_id)
             meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
-            if "paper_id" not in meta:
-                continue  # deleted by an indexer at this very moment
+            if "paper_id" not in meta or (where and not where.matches(meta)):
+                continue  # deleted by an indexer at this very moment, or filtered out
             papers[chunk_id] = meta
             pid = meta["paper_id"]
             if pid not in paper_dense:
