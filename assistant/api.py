@@ -25,20 +25,24 @@ if TYPE_CHECKING:
     from assistant.ingest.where import Filter
     from assistant.retrieve.retrieval import HybridRetriever
 
+    Where = str | Sequence[str] | Filter | None  # --where expressions, all must hold
+
 History = Sequence[tuple[str, str]]
-Where = str | Sequence[str] | None  # --where expressions, all of which must hold
 
 
 def parse_where(where: Where) -> Filter:
     """``--where`` expressions as a filter; a ``FilterError`` names the bad part."""
-    from assistant.ingest.where import parse
+    from assistant.ingest.where import Filter, parse
 
+    if isinstance(where, Filter):
+        return where
     return parse(list(where) if where is not None and not isinstance(where, str) else where)
 
 
 def _no_match(flt: Filter) -> InputError:
-    return InputError(f"no indexed paper matches --where {flt}; `assistant papers` lists the "
-                      "papers with their year, venue and authors")
+    return InputError(f"no indexed paper matches --where {flt}; `assistant papers --json` "
+                      "lists their years, venues and authors (an index built before filters "
+                      "existed has none: run `assistant index` again)")
 
 
 def clean_question(question: str) -> str:

@@ -227,6 +227,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print("\n" + answer.references)
     if args.bibtex and answer.citations:
         print("\n" + answer.bibtex(), end="")
+    elif args.bibtex:
+        print("note: the answer cites no paper, so there is no BibTeX", file=sys.stderr)
     return 0
 
 

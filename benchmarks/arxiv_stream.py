@@ -8,10 +8,15 @@ Every record names authors of its own, so caching decoded names does not flatter
 
 - ``imports``: the reader imported, nothing read (the floor of peak RSS);
 - ``limit``: ``iter_references(path, limit=N)`` (with ``--where`` expressions as a filter);
-- ``all``: every record streamed and dropped (memory stays flat however large the file).
+- ``all``: every record streamed and dropped (memory stays flat however large the file);
+- ``index`` (with ``--index``): ``assistant index FILE --limit N`` into a fresh temporary
+  ``ASSISTANT_HOME``, run in-process in the child: reading, the embedder and Chroma together.
+
+Each record's abstract ends with its number, so that every record is a paper of its own (paper
+ids come from the abstract text).
 
     python benchmarks/arxiv_stream.py [--records 100000] [--limit 2000] [--where year>=2025]
-                                      [--file /tmp/arxiv_stream.jsonl] [--json]
+                                      [--file /tmp/arxiv_stream.jsonl] [--index] [--json]
 """
 
 from __future__ import annotations
@@ -46,6 +51,19 @@ print(json.dumps({"read": count, "seconds": round(seconds, 3),
                   "peak_rss_mb": round(peak_kb / 1024, 1)}))
 """
 
+_INDEX_CHILD = """
+import json, os, resource, sys, tempfile, time
+os.environ["ASSISTANT_HOME"] = tempfile.mkdtemp(prefix="arxiv-stream-")
+from assistant.cli import main
+path, limit, where = sys.argv[2], sys.argv[3], sys.argv[4:]
+start = time.perf_counter()
+code = main(["index", path, "--limit", limit, "--json", *[a for w in where for a in ("--where", w)]])
+seconds = time.perf_counter() - start
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"exit": code, "seconds": round(seconds, 3),
+                  "peak_rss_mb": round(peak_kb / 1024, 1)}))
+"""
+
 
 def write_snapshot(path: Path, records: int) -> int:
     """An arXiv-style snapshot of ``records`` lines, written a line at a time; its size."""
@@ -58,6 +76,7 @@ def write_snapshot(path: Path, records: int) -> int:
             record["versions"] = [{"version": "v1", "created":
                                    f"Mon, 1 Jan 20{yymm[:2]} 00:00:00 GMT"}]
             record["update_date"] = f"20{yymm[:2]}-{yymm[2:]}-01"
+            record["abstract"] = f"{record['abstract']} (Record {n}.)"
             # a name of its own in each record, so the reader's cache of decoded names
             # never helps: the worst case (3 of the 5 templates have LaTeX accents)
             record["authors"] = f"{record['authors']} and Author N{n}"
@@ -72,12 +91,17 @@ def measure(mode: str, path: Path, limit: int, where: list[str]) -> dict[str, An
     """One reading in a child process: records read, seconds, peak RSS."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    run = subprocess.run([sys.executable, "-c", _CHILD, mode, str(path), str(limit), *where],
+    child = _INDEX_CHILD if mode == "index" else _CHILD
+    run = subprocess.run([sys.executable, "-c", child, mode, str(path), str(limit), *where],
                          check=False, capture_output=True, text=True, env=env,
                          timeout=1800)
     if run.returncode != 0:
         raise SystemExit(f"the {mode} reading failed:\n{run.stderr[-2000:]}")
-    return json.loads(run.stdout)
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    if mode == "index":  # the command's own report comes first: the papers it indexed
+        report = json.loads(run.stdout[: run.stdout.rstrip().rfind("\n")])
+        figures.update(read=report["papers"], files=report["files"])
+    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,19 +111,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=2000)
     parser.add_argument("--where", action="append", default=[], help="e.g. year>=2025")
     parser.add_argument("--file", type=Path, default=Path("/tmp/arxiv_stream.jsonl"))
+    parser.add_argument("--index", action="store_true",
+                        help="also time `assistant index FILE --limit N` (embeds N papers)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
 
     size = write_snapshot(args.file, args.records)
     figures: dict[str, Any] = {"records": args.records, "file_mb": round(size / 2**20, 1),
                                "limit": args.limit, "where": args.where}
-    for mode in ("imports", "limit", "all"):
+    modes = ("imports", "limit", "all") + (("index",) if args.index else ())
+    for mode in modes:
         figures[mode] = measure(mode, args.file, args.limit, args.where)
     if args.json:
         print(json.dumps(figures, indent=2))
         return
     print(f"{args.records} records, {figures['file_mb']} MB at {args.file}")
-    for mode in ("imports", "limit", "all"):
+    for mode in modes:
         f = figures[mode]
         print(f"{mode:>8}: {f['read']:>7} read in {f['seconds']:.3f} s, "
               f"peak RSS {f['peak_rss_mb']} MB")

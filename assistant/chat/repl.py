@@ -241,7 +241,8 @@ class Chat:
             if not entries:
                 raise InputError("no answer has cited a paper yet: nothing to write")
             _write_whole(path, "\n\n".join(entries) + "\n")
-            self.view.note(f"saved {len(entries)} BibTeX entries to {path}")
+            n = len(entries)
+            self.view.note(f"saved {n} BibTeX entr{'ies' if n > 1 else 'y'} to {path}")
             return
         _write_whole(path, self.transcript())
         n = len(self.turns)
