@@ -114,3 +114,19 @@ def test_index_limit_and_where_apply_while_reading(tmp_path: Path) -> None:
                   env={"ASSISTANT_HOME": str(tmp_path / "h2")})
     assert bad.returncode == 1 and "'~' in 'year~20'" in bad.stderr
     assert not (tmp_path / "h2" / "vectorstore" / "chroma.sqlite3").exists()
+
+
+def test_both_halves_filter_and_k_papers_come_back_when_enough_match(home: Path, minilm) -> None:
+    from assistant.api import Assistant
+    from assistant.config import Settings
+    from assistant.ingest.where import parse
+
+    assistant = Assistant(Settings(home=home), embeddings=minilm)
+    papers = {p.id: p.__dict__ for p in assistant.papers(abstracts=False)}
+    question = "reinforcement learning with a reward"
+    for where in ("year>=2025", "author~an", "title~in", ["venue!=arXiv", "year<=2026"]):
+        flt = parse(where)
+        matching = [pid for pid, meta in papers.items() if flt.matches(meta)]
+        found = assistant.retrieve(question, k=3, where=where)
+        assert len(found) == min(3, len(matching)), where
+        assert all(flt.matches(papers[s.paper_id]) for s in found), where

@@ -107,11 +107,6 @@ class Filter:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
-    def without(self, field: str) -> Filter:
-        """The filter without its conditions on ``field`` (for a store that keeps that field
-        on some chunks only)."""
-        return Filter(tuple(c for c in self.conditions if c.field != field))
-
 
 def chroma_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """The filterable fields as the store should write them for :meth:`Filter.chroma_where`:

@@ -124,8 +124,9 @@ class HybridRetriever:
         search among the chunks its metadata ``where`` keeps."""
         table, vectors = lexical.table, lexical.vectors
         if where:
-            # the title is on first chunks only: Chroma filters the rest, matches() the title
-            clause = where.without("title").chroma_where()
+            clause = _chroma_clause(where, table)
+            if clause is None:
+                return []
             return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
         if vectors is not None and len(vectors) and vectors.dimension == len(vector):
             return [(table.ids[i], score) for i, score in vectors.nearest(vector, _CANDIDATES)]
@@ -240,3 +241,15 @@ class HybridRetriever:
                 )
             )
         return sources
+
+
+def _chroma_clause(where: Filter, table: ChunkTable) -> dict[str, Any] | None:
+    """The Chroma ``where`` that keeps the chunks of the papers ``where`` matches (``None``
+    when none does). Chroma decides years, venues, authors and keywords compared exactly
+    itself; a ``~`` (which its metadata filters cannot say) or a title (kept on first chunks
+    only) is decided here, over the table's papers, and sent as their ids."""
+    if all(c.op != "~" and c.field != "title" for c in where.conditions):
+        return where.chroma_where()
+    ids = sorted({m["paper_id"] for m in map(table.meta, range(len(table)))
+                  if "paper_id" in m and where.matches(m)})
+    return {"paper_id": {"$in": ids}} if ids else None
