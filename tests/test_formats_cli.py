@@ -64,7 +64,7 @@ def test_index_reports_each_file_and_papers_lists_authors_and_year(home: Path) -
     recent = json.loads(run_cli("papers", "--json", "--where", "year>=2026",
                                 env=env(home)).stdout)
     assert recent and all(p["year"] >= 2026 for p in recent) and len(recent) < len(papers)
-    text = run_cli("index", str(LIBRARY[0]), env=env(home))
+    text = run_cli("index", *map(str, LIBRARY), env=env(home))  # unchanged: nothing embedded
     assert "zotero.bib (bibtex): 4 read, 1 skipped (1 no abstract)" in text.stdout
 
 
@@ -130,3 +130,12 @@ def test_both_halves_filter_and_k_papers_come_back_when_enough_match(home: Path,
         found = assistant.retrieve(question, k=3, where=where)
         assert len(found) == min(3, len(matching)), where
         assert all(flt.matches(papers[s.paper_id]) for s in found), where
+
+
+def test_indexing_nothing_is_an_error_that_leaves_the_index(home: Path) -> None:
+    before = run_cli("papers", "--json", env=env(home)).stdout
+    result = run_cli("index", str(LIBRARY[0]), "--where", "year>=2100", env=env(home))
+    assert result.returncode == 1
+    assert "no papers to index: " in result.stderr and "loosen --where" in result.stderr
+    assert "zotero.bib (bibtex): 0 read, 5 skipped" in result.stderr
+    assert run_cli("papers", "--json", env=env(home)).stdout == before

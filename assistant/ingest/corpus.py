@@ -328,12 +328,17 @@ def load_papers(paths: Iterable[Path], *, limit: int | None = None, keep: Keep |
     """
     corpus, sidecars = _expand(paths)
     records: list[_Record] = []
+    read: list[Summary] = []
     for path in corpus:
         left = None if limit is None else max(limit - len(records), 0)
         found, summary = read_file(path, limit=left, keep=keep)
         records += found
-        if summaries is not None:
-            summaries.append(summary)
+        read.append(summary)
+    if summaries is not None:
+        summaries += read
+    if not records:  # indexing nothing would empty the index
+        raise InputFileError("no papers to index: " + "; ".join(s.describe() for s in read)
+                             + ("; loosen --where" if keep else ""))
     return _papers(records, [row for p in sidecars for row in read_sidecar(p)])
 
 
