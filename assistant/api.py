@@ -22,9 +22,27 @@ if TYPE_CHECKING:
 
     from assistant.answer.judge import Judge
     from assistant.index.store import PaperInfo, Store
+    from assistant.ingest.where import Filter
     from assistant.retrieve.retrieval import HybridRetriever
 
+    Where = str | Sequence[str] | Filter | None  # --where expressions, all must hold
+
 History = Sequence[tuple[str, str]]
+
+
+def parse_where(where: Where) -> Filter:
+    """``--where`` expressions as a filter; a ``FilterError`` names the bad part."""
+    from assistant.ingest.where import Filter, parse
+
+    if isinstance(where, Filter):
+        return where
+    return parse(list(where) if where is not None and not isinstance(where, str) else where)
+
+
+def _no_match(flt: Filter) -> InputError:
+    return InputError(f"no indexed paper matches --where {flt}; `assistant papers --json` "
+                      "lists their years, venues and authors (an index built before filters "
+                      "existed has none: run `assistant index` again)")
 
 
 def clean_question(question: str) -> str:
@@ -107,17 +125,23 @@ class Assistant:
         return encoding(self.settings.cache_path())
 
     # Operations ----------------------------------------------------------------------
-    def papers(self, abstracts: bool = True) -> list[PaperInfo]:
-        """Every indexed paper; without ``abstracts`` their titles and ids alone, read faster."""
-        return self.store.papers(abstracts)
+    def papers(self, abstracts: bool = True, where: Where = None) -> list[PaperInfo]:
+        """Every indexed paper (those ``where`` matches); without ``abstracts`` their titles
+        and ids alone, read faster."""
+        flt = parse_where(where)
+        return [p for p in self.store.papers(abstracts) if flt.matches(p.__dict__)]
 
-    def retrieve(self, question: str, k: int | None = None) -> list[Source]:
-        """The ``k`` papers most relevant to ``question``, best first, one entry per paper."""
+    def retrieve(self, question: str, k: int | None = None, where: Where = None) -> list[Source]:
+        """The ``k`` papers most relevant to ``question``, best first, one entry per paper;
+        with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
         from assistant.server_errors import model_errors
 
-        text = clean_question(question)
+        text, flt = clean_question(question), parse_where(where)
         with model_errors(self.settings):  # the embeddings may come from a server
-            return self._supported(text, self.retriever.retrieve(text, k or self.settings.k))
+            found = self.retriever.retrieve(text, k or self.settings.k, where=flt)
+        if flt and not found:
+            raise _no_match(flt)
+        return self._supported(text, found)
 
     def _supported(self, question: str, sources: list[Source]) -> list[Source]:
         """``sources`` with how well each supports the question (``Source.support``)."""
@@ -125,19 +149,40 @@ class Assistant:
 
         return score_sources(question, sources, self.retriever.rarity)
 
-    def ask(self, question: str, history: History | None = None, k: int | None = None) -> Answer:
-        """Answer ``question`` (a follow-up when ``history`` is given) with checked citations."""
-        return self.stream(question, history=history, k=k).answer
+    def ask(self, question: str, history: History | None = None, k: int | None = None,
+            where: Where = None) -> Answer:
+        """Answer ``question`` (a follow-up when ``history`` is given) with checked citations,
+        from the papers ``where`` matches when given."""
+        return self.stream(question, history=history, k=k, where=where).answer
 
     def stream(
-        self, question: str, history: History | None = None, k: int | None = None
+        self, question: str, history: History | None = None, k: int | None = None,
+        where: Where = None,
     ) -> Response:
         """The answer as it is written: iterate for its checked text as it comes; ``.answer``
         is the final ``Answer``."""
-        return Response(self._pieces(question, history, k))
+        flt = parse_where(where)  # a bad filter fails here, before anything is read
+        return Response(self._with_bibtex(self._pieces(question, history, k, flt)))
+
+    def _with_bibtex(self, pieces: Iterator[str | Answer]) -> Iterator[str | Answer]:
+        """The pieces, the final Answer's citations given their papers' BibTeX."""
+        for piece in pieces:
+            yield self._cite(piece) if isinstance(piece, Answer) else piece
+
+    def _cite(self, answer: Answer) -> Answer:
+        from dataclasses import replace
+
+        from assistant.answer.references import bibtex_entry
+
+        if not answer.citations:
+            return answer
+        papers = self.store.first_chunks(sorted({c.paper_id for c in answer.citations}))
+        citations = tuple(replace(c, bibtex=bibtex_entry(papers.get(c.paper_id) or {
+            "title": c.title, "arxiv_id": c.arxiv_id})) for c in answer.citations)
+        return replace(answer, citations=citations)
 
     def _pieces(
-        self, question: str, history: History | None, k: int | None
+        self, question: str, history: History | None, k: int | None, flt: Filter
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
@@ -156,8 +201,10 @@ class Assistant:
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
-            sources = self._supported(
-                standalone, self.retriever.retrieve(standalone, k or self.settings.k))
+            found = self.retriever.retrieve(standalone, k or self.settings.k, where=flt)
+            if flt and not found:
+                raise _no_match(flt)
+            sources = self._supported(standalone, found)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.context_tokens,
@@ -240,9 +287,10 @@ _default: dict[Settings, Assistant] = {}
 _default_lock = threading.Lock()
 
 
-def ask(question: str, history: History | None = None, settings: Settings | None = None) -> Answer:
+def ask(question: str, history: History | None = None, settings: Settings | None = None,
+        where: Where = None) -> Answer:
     """Answer one question with default (or given) settings; the model is loaded once."""
     settings = settings or Settings()
     with _default_lock:
         assistant = _default.setdefault(settings, Assistant(settings))
-    return assistant.ask(question, history=history)
+    return assistant.ask(question, history=history, where=where)

@@ -14,6 +14,13 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
+def _where(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--where", action="append", default=[], metavar="EXPR",
+                        help=f"{what} only papers where FIELD OP VALUE holds (fields: year, "
+                        "venue, author, keyword, title; OP one of = != > >= < <= ~); "
+                        "repeatable, all must hold")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="assistant",
@@ -26,22 +33,31 @@ def _parser() -> argparse.ArgumentParser:
 
     index = commands.add_parser("index", help="index abstracts (default: the bundled ICLR 2026 set)")
     index.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                       help=".txt, .jsonl or .csv files, titles .tsv, or folders")
+                       help=".txt, .jsonl, .csv, .bib, .ris or .json (CSL-JSON, OpenReview, "
+                       "arXiv) files, titles .tsv, or folders")
     index.add_argument("--rebuild", action="store_true", help="drop the index and build it anew")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--limit", type=int, metavar="N",
+                       help="index at most N papers, reading no further than needed")
+    _where(index, "index")
 
     papers = commands.add_parser("papers", help="list the indexed papers")
     papers.add_argument("--json", action="store_true", help="print a JSON list")
+    _where(papers, "list")
 
     ask = commands.add_parser("ask", help="answer one question with cited titles")
     ask.add_argument("question", help="the question, in quotes")
     ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
     ask.add_argument("--model", help="model name on an OpenAI-compatible server")
     ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
+    ask.add_argument("--bibtex", action="store_true",
+                     help="print the BibTeX of the cited papers after the answer")
+    _where(ask, "answer from")
 
     chat = commands.add_parser("chat", help="a conversation in the terminal, with follow-ups")
     chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
     chat.add_argument("--model", help="model name on an OpenAI-compatible server")
+    _where(chat, "answer from")
 
     mcp = commands.add_parser("mcp", help="serve the assistant to MCP clients (Claude Desktop, "
                               "Cursor) over stdio")
@@ -78,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     evaluate.add_argument("--report", type=Path, metavar="FILE",
                           help="where to write the JSON report (default: under the cache folder)")
+    _where(evaluate, "retrieve")
     return parser
 
 
@@ -113,8 +130,13 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from assistant.api import parse_where
+    from assistant.errors import InputError
     from assistant.index.indexing import build_index
 
+    if args.limit is not None and args.limit < 1:
+        raise InputError(f"--limit {args.limit}: give a number of papers, 1 or more")
+    flt = parse_where(args.where)
     settings = _settings(args)
     progress_bar = None
     if not args.json and sys.stderr.isatty():
@@ -132,14 +154,18 @@ def cmd_index(args: argparse.Namespace) -> int:
             task = progress_bar.add_task("Embedding chunks", total=total)
         progress_bar.update(task, completed=done)
 
+    files: list[Any] = []
     try:
-        report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress)
+        report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress,
+                             limit=args.limit, keep=flt.matches if flt else None, summaries=files)
     finally:
         if progress_bar is not None and task is not None:
             progress_bar.stop()
     if args.json:
-        _print_json(report.as_dict())
+        _print_json({**report.as_dict(), "files": [f.as_dict() for f in files]})
     else:
+        for summary in files:
+            print(summary.describe())
         print(
             f"Indexed {report.papers} papers ({report.chunks} chunks) in {report.seconds:.1f} s: "
             f"{report.added} added, {report.updated} updated, {report.removed} removed, "
@@ -149,13 +175,16 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_papers(args: argparse.Namespace) -> int:
-    from assistant.api import Assistant
+    from assistant.api import Assistant, parse_where
+    from assistant.errors import InputError
 
-    papers = Assistant(_settings(args)).papers(abstracts=False)
+    flt = parse_where(args.where)
+    papers = Assistant(_settings(args)).papers(abstracts=False, where=args.where)
+    if flt and not papers:
+        raise InputError(f"no indexed paper matches --where {flt}; `assistant papers` lists them")
     if args.json:
-        _print_json([
-            {k: v for k, v in p.as_dict().items() if k != "abstract"} for p in papers
-        ])
+        _print_json([{k: v for k, v in p.as_dict().items() if k not in ("abstract", "raw_bibtex")}
+                     for p in papers])
         return 0
     for number, paper in enumerate(papers, start=1):
         ids = f"arXiv {paper.arxiv_id}" if paper.arxiv_id else (
@@ -174,7 +203,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     assistant = Assistant(settings)
     streamed = False
-    response = assistant.stream(args.question, k=args.k)
+    response = assistant.stream(args.question, k=args.k, where=args.where)
     try:
         for piece in response:
             if not args.json:
@@ -196,13 +225,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if answer.citations:
         print("\n" + answer.references)
+    if args.bibtex and answer.citations:
+        print("\n" + answer.bibtex(), end="")
+    elif args.bibtex:
+        print("note: the answer cites no paper, so there is no BibTeX", file=sys.stderr)
     return 0
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     from assistant.chat.repl import run_chat_command
 
-    return run_chat_command(_settings(args, model=args.model), k=args.k)
+    return run_chat_command(_settings(args, model=args.model), k=args.k, where=args.where)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -53,6 +53,7 @@ class Citation:
     title_derived: bool = False
     arxiv_id: str | None = None
     openreview_id: str | None = None
+    bibtex: str = ""  # the paper's entry: the original one for a paper read from a .bib file
 
     @property
     def label(self) -> str:
@@ -103,6 +104,11 @@ class Answer:
     def references(self) -> str:
         """The cited titles, one per line, as shown under the answer."""
         return "\n".join(f"[{c.number}] {c.label}" for c in self.citations)
+
+    def bibtex(self) -> str:
+        """The BibTeX of the cited papers, one entry each ("" when nothing is cited)."""
+        entries = dict.fromkeys(c.bibtex for c in self.citations if c.bibtex)
+        return "\n\n".join(entries) + ("\n" if entries else "")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``answer`` is the text)."""

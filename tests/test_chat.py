@@ -383,3 +383,25 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
     assert "SAFER" in shown and "/sources" in shown
     history = (tmp_path / "home" / "chat_history").read_text()
     assert "What is SAFER?" in history and "/sources" in history
+
+
+def test_where_bib_and_save_bib(bundled_home, minilm, tmp_path: Path) -> None:
+    import bibtexparser
+
+    saved = tmp_path / "refs.bib"
+    lines = ["/where", "/where year>=2027", "What is SAFER?", "/where colour=red", "/bib",
+             "/where clear", '/where venue="ICLR 2026"', "What is SAFER?", "/bib",
+             f"/save {saved}"]
+    code, out, _ = chat(bundled_home, minilm, safer_replies(bundled_home, minilm), lines)
+    assert code == 0
+    assert "filter: none: answers come from every paper" in out
+    assert "filter: year>=2027" in out
+    assert "error: no indexed paper matches --where year>=2027" in out
+    assert "error: unknown field 'colour' in 'colour=red'" in out
+    assert "error: no cited papers yet" in out
+    assert 'filter: venue="ICLR 2026"' in out
+    assert "@inproceedings{" in out and "booktitle = {ICLR 2026}" in out
+    assert f"saved 1 BibTeX entry to {saved}" in out
+    library = bibtexparser.parse_string(saved.read_text())
+    assert [e["title"] for e in library.entries] == [SAFER]
+    assert not list(tmp_path.glob(".refs.bib.*"))  # the temporary file was renamed

@@ -28,7 +28,11 @@ COMMANDS = {
     "/reset": "start a new conversation (follow-ups forget earlier turns)",
     "/k": "<n> papers retrieved per question",
     "/model": "the language model answering ([name] switches a server model)",
-    "/save": "<file> write the transcript as Markdown with its references",
+    "/where": "<expr> answer from matching papers only (year>=2024, author~smith); "
+              "alone: show; /where clear: all papers",
+    "/bib": "BibTeX of the papers the last answer cites",
+    "/save": "<file> write the transcript as Markdown; <file>.bib the BibTeX of every "
+             "paper cited",
     "/quit": "leave (or Ctrl-D)",
 }
 HELP = "\n".join(f"  {name:<9}{what}" for name, what in COMMANDS.items()) + (
@@ -79,6 +83,7 @@ class Chat:
     history: list[tuple[str, str]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)  # the transcript, kept across /reset
     last: Answer | None = None
+    where: list[str] = field(default_factory=list)  # --where expressions, all must hold
     _papers: list[PaperInfo] | None = None
 
     def papers(self) -> list[PaperInfo]:
@@ -97,7 +102,7 @@ class Chat:
         rewrite = time.perf_counter() - started
         if standalone != question:
             self.view.note(f"↳ {standalone}")
-        response = self.assistant.stream(standalone, k=self.k)
+        response = self.assistant.stream(standalone, k=self.k, where=self.where)
         try:
             answer = self.view.answer(response)
         finally:
@@ -208,16 +213,38 @@ class Chat:
             where = settings.openai_base_url or "the OpenAI API"
         self.view.note(f"{model_label(self.assistant.llm)} ({where})")
 
+    def cmd_where(self, arg: str) -> None:
+        from assistant.api import parse_where
+
+        if arg.lower() == "clear":
+            self.where = []
+        elif arg:
+            parse_where(self.where + [arg])  # a bad expression changes nothing
+            self.where = self.where + [arg]
+        shown = " and ".join(self.where) or "none: answers come from every paper"
+        self.view.note(f"filter: {shown}")
+
+    def cmd_bib(self, arg: str) -> None:
+        if self.last is None or not self.last.citations:
+            raise InputError("no cited papers yet: ask a question first")
+        self.view.text(self.last.bibtex())
+
     def cmd_save(self, arg: str) -> None:
         if not arg:
-            raise InputError("/save needs a file name, such as /save chat.md")
+            raise InputError("/save needs a file name, such as /save chat.md or /save refs.bib")
         if not self.turns:
             raise InputError("nothing to save yet: ask a question first")
         path = Path(arg).expanduser()
-        try:
-            path.write_text(self.transcript(), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        if path.suffix.lower() == ".bib":
+            entries = dict.fromkeys(c.bibtex for t in self.turns for c in t.answer.citations
+                                    if c.bibtex)
+            if not entries:
+                raise InputError("no answer has cited a paper yet: nothing to write")
+            _write_whole(path, "\n\n".join(entries) + "\n")
+            n = len(entries)
+            self.view.note(f"saved {n} BibTeX entr{'ies' if n > 1 else 'y'} to {path}")
+            return
+        _write_whole(path, self.transcript())
         n = len(self.turns)
         self.view.note(f"saved {n} turn{'s' if n > 1 else ''} to {path}")
 
@@ -238,10 +265,28 @@ class Chat:
         return "\n".join(out)
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it: never half a file."""
+    import os
+    import tempfile
+
+    try:
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(name, path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def run_chat(assistant: Assistant, read_line: Reader, view: View, *, k: int | None = None,
-             intro: bool = True, prompt: str = "> ") -> int:
+             intro: bool = True, prompt: str = "> ", where: list[str] | None = None) -> int:
     """Converse until EOF or /quit; returns the exit code (1 when there is no index)."""
-    chat = Chat(assistant, view, k or assistant.settings.k)
+    chat = Chat(assistant, view, k or assistant.settings.k, where=list(where or []))
     try:
         count = len(chat.papers())
     except AssistantError as exc:
@@ -273,12 +318,14 @@ def run_chat(assistant: Assistant, read_line: Reader, view: View, *, k: int | No
             view.error(str(exc))
 
 
-def run_chat_command(settings: Settings, k: int | None = None) -> int:
+def run_chat_command(settings: Settings, k: int | None = None,
+                     where: list[str] | None = None) -> int:
     """`assistant chat`: prompt_toolkit and rich in a terminal, plain lines when piped."""
-    from assistant.api import Assistant
+    from assistant.api import Assistant, parse_where
 
     if k is not None and not 1 <= k <= 50:
         raise InputError("-k takes a number of papers from 1 to 50")
+    parse_where(where)  # a bad --where fails before the chat starts
     assistant = Assistant(settings)  # one per chat: the model loads once
     if sys.stdin.isatty() and sys.stdout.isatty():
         from rich.console import Console
@@ -291,6 +338,6 @@ def run_chat_command(settings: Settings, k: int | None = None) -> int:
             return known
 
         reader = terminal_reader(history_path(settings), lambda text: complete(text, titles))
-        return run_chat(assistant, reader, RichView(Console()), k=k)
+        return run_chat(assistant, reader, RichView(Console()), k=k, where=where)
     view = PlainView(writer(sys.stdout), writer(sys.stderr))
-    return run_chat(assistant, line_reader(sys.stdin), view, k=k, intro=False)
+    return run_chat(assistant, line_reader(sys.stdin), view, k=k, intro=False, where=where)

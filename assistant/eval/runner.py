@@ -117,17 +117,19 @@ def _outcome(question: Question, ranked: Sequence[str], **answer: Any) -> Outcom
 
 
 def _run_assistant(assistant: Assistant, question: Question, titles: dict[str, str],
-                   retrieval_only: bool) -> tuple[Outcome, dict[str, Any]]:
+                   retrieval_only: bool, where: Sequence[str] = ()
+                   ) -> tuple[Outcome, dict[str, Any]]:
     from assistant.text.mentions import unknown_titles
 
     if retrieval_only:
         started = time.perf_counter()
-        ranked = [s.paper_id for s in assistant.retrieve(question.joined(), k=RANK_DEPTH)]
+        ranked = [s.paper_id for s in assistant.retrieve(question.joined(), k=RANK_DEPTH,
+                                                          where=where)]
         outcome = _outcome(question, ranked, retrieve_seconds=time.perf_counter() - started)
         return outcome, _record(question, outcome, query=question.joined())
-    answer = assistant.ask(question.text, history=list(question.history) or None)
+    answer = assistant.ask(question.text, history=list(question.history) or None, where=where)
     # the same ranking the answer's sources are the top of, taken deeper for nDCG@10
-    ranked = [s.paper_id for s in assistant.retrieve(answer.question, k=RANK_DEPTH)]
+    ranked = [s.paper_id for s in assistant.retrieve(answer.question, k=RANK_DEPTH, where=where)]
     retrieved = {s.paper_id for s in answer.sources}
     fabricated = [
         f"{c.title} (not in the corpus)" if titles.get(c.paper_id) != c.title
@@ -199,9 +201,11 @@ def run_eval(
     papers: Sequence[Paper] | None = None,
     questions_file: str = "",
     progress: Progress | None = None,
+    where: Sequence[str] = (),
 ) -> EvalReport:
     """Score the assistant (unless not ``ours``) and the tutorial baseline over ``papers``
-    (default the bundled corpus) on ``questions``; the assistant's index must exist."""
+    (default the bundled corpus) on ``questions``; the assistant's index must exist. The
+    assistant retrieves only papers ``where`` (``--where`` expressions) matches."""
     from assistant.api import Assistant
 
     if baseline:  # before the assistant's run, not after it
@@ -214,6 +218,9 @@ def run_eval(
     notes: list[str] = []
     if retrieval_only and any(q.history for q in questions):
         notes.append(FOLLOWUP_NOTE)
+    if where:
+        notes.append(f"the assistant retrieved only papers where {' and '.join(where)}; the "
+                     "baseline retrieved from all of them")
     if baseline:
         notes.append("baseline: follow-ups are asked as the last history question and the "
                      "follow-up joined (the tutorial pipeline has no conversation memory)")
@@ -224,7 +231,8 @@ def run_eval(
     runs: dict[str, list[tuple[Outcome, dict[str, Any]]]] = {"assistant": []} if ours else {}
     for n, question in enumerate(questions if ours else (), start=1):
         tick = time.perf_counter()
-        runs["assistant"].append(_run_assistant(assistant, question, titles, retrieval_only))
+        runs["assistant"].append(_run_assistant(assistant, question, titles, retrieval_only,
+                                                where))
         if progress:
             progress("assistant", n, len(questions), runs["assistant"][-1][1],
                      time.perf_counter() - tick)
@@ -257,7 +265,7 @@ def run_eval(
         settings={
             "k": assistant.settings.k, "embeddings": assistant.settings.embeddings,
             "model": None if retrieval_only else model_label(assistant.llm),
-            "questions": len(questions),
+            "questions": len(questions), "where": list(where),
         },
         metrics={name: summarise([o for o, _ in run]) for name, run in runs.items()},
         by_split={name: _by_split(questions, [o for o, _ in run]) for name, run in runs.items()},
@@ -292,11 +300,14 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     import sys
 
     from assistant import resources
+    from assistant.api import parse_where
     from assistant.errors import InputError
     from assistant.eval.questions import load_questions
     from assistant.eval.scorecard import behind_baseline, missed, parse_thresholds, render_table
 
     gates = parse_thresholds(args.min, args.max, measured(args.retrieval_only))
+    where = list(getattr(args, "where", None) or [])
+    parse_where(where)  # a bad --where fails before anything runs
     if args.baseline_only and (gates or args.no_baseline):
         raise InputError("--baseline-only runs the baseline alone: it takes no --min, --max "
                          "or --no-baseline")
@@ -323,7 +334,7 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     report = run_eval(
         settings, questions, retrieval_only=args.retrieval_only, baseline=not args.no_baseline,
         questions_file=str(path), progress=None if args.retrieval_only else progress,
-        ours=not args.baseline_only,
+        ours=not args.baseline_only, where=where,
     )
     failures = missed(gates, report.metrics["assistant"]) if gates else []
     data = report.to_dict()

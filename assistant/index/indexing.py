@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from assistant.index.store import (
 )
 from assistant.index.sync import index_papers
 from assistant.ingest.corpus import load_papers
+from assistant.ingest.formats import Summary
 from assistant.ingest.tokens import count_tokens, encoding
 from assistant.server_errors import model_errors
 
@@ -32,13 +33,18 @@ def build_index(
     rebuild: bool = False,
     embeddings: Embeddings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+    keep: Callable[[Mapping[str, object]], bool] | None = None,
+    summaries: list[Summary] | None = None,
 ) -> IndexReport:
     """Index ``paths`` (default: the bundled ICLR 2026 corpus) so the store holds exactly them.
 
     Every file is read and checked before the store is touched, so bad input leaves the
-    index as it was.
+    index as it was. ``limit`` (papers in all) and ``keep`` (a paper's metadata in, whether
+    to index it: ``Filter.matches``) apply while reading; ``summaries`` gets each file's.
     """
-    papers = load_papers(list(paths) if paths else [resources.bundled_corpus_dir()])
+    papers = load_papers(list(paths) if paths else [resources.bundled_corpus_dir()],
+                         limit=limit, keep=keep, summaries=summaries)
     if embeddings is None:
         from assistant.index.embeddings import build_embeddings
 

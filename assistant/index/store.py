@@ -7,16 +7,17 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from assistant._env import quiet_third_parties
 from assistant.errors import IndexBusyError, IndexMissingError, StoreError
 from assistant.index.chroma_faults import Guarded, forget_system, open_failure, remove_chroma_files
 from assistant.index.embeddings import embeddings_name
+from assistant.index.paper_info import PaperInfo, paper_info
 from assistant.ingest.chunking import join_chunks
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 SCHEMA = 3
 # A paper's fields, kept on its first chunk and not on the others.
 PAPER_KEYS = ("n_chunks", "title", "title_derived", "source", "slot", "arxiv_id",
-              "openreview_id", "url", "collection", "authors")
+              "openreview_id", "url", "collection", "authors", "doi", "citation_key",
+              "raw_bibtex")
 _CLIENTS_LOCK = threading.Lock()
 
 
@@ -48,29 +50,6 @@ class IndexReport:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class PaperInfo:
-    """A paper as recorded in the index."""
-
-    id: str
-    title: str
-    title_derived: bool
-    arxiv_id: str | None
-    openreview_id: str | None
-    url: str | None
-    collection: str | None
-    source: str
-    abstract: str
-    chunks: int
-
-    @property
-    def display_title(self) -> str:
-        return f"{self.title} (derived title)" if self.title_derived else self.title
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "display_title": self.display_title}
 
 
 @dataclass
@@ -110,7 +89,7 @@ class Store:
         first chunks' metadata is read, which is faster."""
         if not abstracts:
             found = self.get_all(["metadatas"], where={"chunk": 0})
-            return sorted((_paper_info(m, "") for m in found["metadatas"] or []),
+            return sorted((paper_info(m, "") for m in found["metadatas"] or []),
                           key=lambda p: p.title.lower())
         found = self.get_all(["documents", "metadatas"])
         chunks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
@@ -121,7 +100,7 @@ class Store:
         for of_paper in chunks.values():
             first = next((m for _, m in of_paper if m.get("chunk") == 0), None)
             if first is not None:
-                papers.append(_paper_info(first, _abstract(of_paper)))
+                papers.append(paper_info(first, _abstract(of_paper)))
         return sorted(papers, key=lambda p: p.title.lower())
 
     def get_all(self, include: list[str], where: dict[str, Any] | None = None,
@@ -171,16 +150,24 @@ class Store:
         wanted = sorted({str(m.get("paper_id")) for _, _, m in kept if "title" not in m})
         papers: dict[str, dict[str, Any]] = {}
         if wanted:  # chunks after the first carry only their paper's id: read its first chunk
-            first = self.collection.get(
-                where={"$and": [{"paper_id": {"$in": wanted}}, {"chunk": 0}]},
-                include=["metadatas"],
-            )
-            papers = {m["paper_id"]: m for m in first["metadatas"] or [] if m}
+            papers = self.first_chunks(wanted)
         metas = _with_papers([m for _, _, m in kept], papers)
         return {i: (d, m) for (i, d, _), m in zip(kept, metas, strict=True)}
 
-    def nearest(self, vector: list[float], n: int, total: int | None = None) -> list[tuple[str, float]]:
-        """Ids and cosine similarities of the ``n`` nearest chunks (of ``total`` when known).
+    def first_chunks(self, paper_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The first chunk's metadata (the paper's fields) of each of ``paper_ids`` indexed."""
+        if not paper_ids:
+            return {}
+        first = self.collection.get(
+            where={"$and": [{"paper_id": {"$in": list(paper_ids)}}, {"chunk": 0}]},
+            include=["metadatas"],
+        )
+        return {m["paper_id"]: m for m in first["metadatas"] or [] if m}
+
+    def nearest(self, vector: list[float], n: int, total: int | None = None,
+                where: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+        """Ids and cosine similarities of the ``n`` nearest chunks (of ``total`` when known;
+        among those the metadata ``where`` keeps).
 
         Only ids and distances: reading the chunks' texts and metadata from Chroma's SQLite
         would cost more than the vector search itself.
@@ -188,7 +175,8 @@ class Store:
         n = min(n, self.count() if total is None else total)
         if n <= 0:
             return []
-        found = self.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        found = self.collection.query(query_embeddings=[vector], n_results=n, where=where,
+                                      include=["distances"])
         return [(i, 1.0 - float(d))
                 for i, d in zip(found["ids"][0], found["distances"][0], strict=True)]
 
@@ -206,21 +194,6 @@ def _abstract(chunks: Sequence[tuple[str | None, dict[str, Any] | None]]) -> str
         return ""
     return join_chunks([by_index[i][0] for i in range(n)],
                        [int(by_index[i][1].get("overlap", 0)) for i in range(n)])
-
-
-def _paper_info(m: dict[str, Any], abstract: str) -> PaperInfo:
-    return PaperInfo(
-        id=str(m["paper_id"]),
-        title=str(m["title"]),
-        title_derived=bool(m.get("title_derived", False)),
-        arxiv_id=m.get("arxiv_id") or None,
-        openreview_id=m.get("openreview_id") or None,
-        url=m.get("url") or None,
-        collection=m.get("collection") or None,
-        source=str(m.get("source", "")),
-        abstract=abstract,
-        chunks=int(m.get("n_chunks", 0)),
-    )
 
 
 def embed_text(title: str, text: str) -> str:

@@ -14,6 +14,7 @@ from assistant.index.embeddings import run_lengths
 from assistant.index.store import IndexReport, Store, embed_text
 from assistant.ingest.chunking import Chunk, chunk_paper, chunking_label, join_chunks
 from assistant.ingest.corpus import Paper
+from assistant.ingest.where import chroma_metadata
 
 _BATCH = 256  # chunks embedded per call
 _WINDOW = 2048  # chunks sorted by length together, so that each call's texts are alike
@@ -33,6 +34,9 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "tokens": chunk.tokens,
         "paper_hash": paper.content_hash, "chunking": chunking,
+        # what --where reads, on every chunk, so that Chroma can filter any chunk it finds
+        # (the title, on the first chunk only, is matched after the search)
+        **{k: v for k, v in chroma_metadata(paper.__dict__).items() if k != "title"},
     }
     if chunk.index:  # 0 too: a chunk written again over one cut another way keeps old keys
         meta["overlap"] = chunk.overlap
@@ -41,11 +45,10 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
                     source=paper.source, slot=paper.slot)
         if whole:
             meta["abstract"] = paper.abstract
-        for key in ("arxiv_id", "openreview_id", "url", "collection"):
+        for key in ("arxiv_id", "openreview_id", "url", "collection", "doi", "citation_key",
+                    "raw_bibtex"):
             if getattr(paper, key):
                 meta[key] = getattr(paper, key)
-        if paper.authors:
-            meta["authors"] = "; ".join(paper.authors)
     return meta
 
 

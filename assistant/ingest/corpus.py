@@ -1,4 +1,5 @@
-"""Reading papers: the seed ``.txt`` format, JSONL, CSV, and a ``titles.tsv`` sidecar."""
+"""Reading papers: the seed ``.txt`` format, JSONL, CSV, a ``titles.tsv`` sidecar, and the
+reference formats of :mod:`assistant.ingest.formats` (BibTeX, RIS, CSL-JSON, OpenReview, arXiv)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,30 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.errors import InputFileError
+from assistant.ingest.formats import (
+    NOT_MATCHED,
+    Reference,
+    Summary,
+    detect_format,
+    iter_references,
+)
 from assistant.ingest.titles import derive_title, match_sidecar
 from assistant.text.sentences import without_instructions
 
-CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv"}
+CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv", ".bib", ".ris", ".json"}
+_KINDS = ".txt, .jsonl, .csv, .bib, .ris or .json"
 SIDECAR_SUFFIXES = {".tsv"}
 _LIST_FIELDS = ("authors", "keywords")
-_TEXT_FIELDS = ("title", "id", "arxiv_id", "openreview_id", "url")
+_TEXT_FIELDS = ("title", "id", "arxiv_id", "openreview_id", "url", "venue", "year", "doi",
+                "citation_key", "raw_bibtex")
+# A collection header that names a venue and year ("ICLR 2026 Papers"): the venue is the
+# header up to the year
+_VENUE_YEAR = re.compile(r"^(.*?\b((?:19|20)\d\d))\b")
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,11 @@ class Paper:
     external_id: str | None = None
     authors: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str | None = None
+    doi: str | None = None
+    citation_key: str | None = None  # the source's own key (a .bib entry's)
+    raw_bibtex: str | None = None  # the entry as written in its .bib file
     slot: str = ""  # where the paper sits (file and position, or its own id): a changed
     # abstract in the same slot is the same paper, updated
 
@@ -50,7 +68,9 @@ class Paper:
     def content_hash(self) -> str:
         """Hash of everything indexed for this paper; a change re-indexes it."""
         parts = [self.abstract, self.title, str(self.title_derived), self.arxiv_id or "",
-                 self.openreview_id or "", self.url or "", "|".join(self.authors)]
+                 self.openreview_id or "", self.url or "", "|".join(self.authors),
+                 "|".join(self.keywords), str(self.year or ""), self.venue or "", self.doi or "",
+                 self.citation_key or "", self.raw_bibtex or ""]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
@@ -130,10 +150,17 @@ def read_txt(path: Path) -> list[_Record]:
             f"{path}: only a header ('{collection}'), no abstracts; add abstracts as "
             "paragraphs separated by blank lines"
         )
+    meta = _venue_year(collection)
     return [
-        _Record(" ".join(body), f"{path}:{line}", path.name, ordinal, collection)
+        _Record(" ".join(body), f"{path}:{line}", path.name, ordinal, collection, dict(meta))
         for ordinal, (line, body) in enumerate(paragraphs[1:], start=1)
     ]
+
+
+def _venue_year(collection: str) -> dict[str, str]:
+    """``ICLR 2026 Papers`` names venue ``ICLR 2026`` and year 2026; other headers name none."""
+    match = _VENUE_YEAR.match(collection)
+    return {"venue": match.group(1), "year": match.group(2)} if match else {}
 
 
 def _split_list(value: object) -> tuple[str, ...]:
@@ -221,7 +248,7 @@ def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             files = [p for p in found if p.suffix.lower() in CORPUS_SUFFIXES]
             if not files:
                 raise InputFileError(
-                    f"{path}: no corpus files (.txt, .jsonl or .csv) in this folder"
+                    f"{path}: no corpus files ({_KINDS}) in this folder"
                 )
             corpus += files
             sidecars += [p for p in found if p.suffix.lower() in SIDECAR_SUFFIXES]
@@ -233,20 +260,90 @@ def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             corpus.append(path)
         else:
             raise InputFileError(
-                f"{path}: unknown file type '{path.suffix}'; use .txt, .jsonl, .csv "
+                f"{path}: unknown file type '{path.suffix}'; use {_KINDS} "
                 "(abstracts) or .tsv (titles and ids)"
             )
     if not corpus:
-        raise InputFileError("no corpus files given; pass .txt, .jsonl or .csv files or a folder")
+        raise InputFileError(f"no corpus files given; pass {_KINDS} files or a folder")
     return corpus, sidecars
 
 
-def load_papers(paths: Iterable[Path]) -> list[Paper]:
-    """Read every file (all before anything is indexed), match titles, drop duplicates."""
+def _from_reference(path: Path, ref: Reference) -> _Record:
+    """A reference file's record as the corpus reader's own: its fields in ``meta``."""
+    meta = {"title": ref.title, "arxiv_id": ref.arxiv_id, "openreview_id": ref.openreview_id,
+            "url": ref.url, "venue": ref.venue, "doi": ref.doi, "citation_key": ref.key,
+            "raw_bibtex": ref.raw_bibtex, "year": str(ref.year) if ref.year else None,
+            # the slot: what names the paper in its library, so an edited abstract updates it
+            "id": ref.key or ref.arxiv_id or ref.openreview_id or ref.doi}
+    return _Record(ref.abstract, f"{path}:{ref.line}" if ref.line else str(path), path.name,
+                   meta={k: v for k, v in meta.items() if v},
+                   lists={"authors": ref.authors, "keywords": ref.keywords})
 
+
+def _metadata(record: _Record) -> dict[str, object]:
+    """What a ``--where`` filter reads of a record (``assistant.ingest.where``)."""
+    return {"title": record.meta.get("title"), "year": record.meta.get("year"),
+            "venue": record.meta.get("venue"), "authors": list(record.lists.get("authors", ())),
+            "keywords": list(record.lists.get("keywords", ()))}
+
+
+Keep = Callable[[Mapping[str, object]], bool]
+
+
+def read_file(path: Path, *, limit: int | None = None,
+              keep: Keep | None = None) -> tuple[list[_Record], Summary]:
+    """One corpus file's records, those ``keep`` refuses left out and at most ``limit`` of
+    them; a reference file is read as a stream, so reading stops at the limit."""
+    fmt = detect_format(path)
+    if fmt is not None:
+        summary = Summary(str(path), fmt)
+        wanted = (lambda ref: keep(ref.metadata())) if keep else None
+        refs = iter_references(path, summary, fmt=fmt, limit=limit, keep=wanted)
+        return [_from_reference(path, ref) for ref in refs], summary
+    suffix = path.suffix.lower()
+    if suffix not in _READERS:
+        raise InputFileError(
+            f"{path}: not CSL-JSON, OpenReview or arXiv metadata (the first record has none of "
+            "their fields); put the project's own records, one object a line, in a .jsonl file"
+        )
+    summary, records = Summary(str(path), suffix.lstrip(".")), []
+    for record in _READERS[suffix](path):
+        if keep is not None and not keep(_metadata(record)):
+            summary.skipped[NOT_MATCHED] += 1
+        elif limit is not None and len(records) >= limit:
+            summary.limited = True
+            break
+        else:
+            records.append(record)
+    summary.read = len(records)
+    return records, summary
+
+
+def load_papers(paths: Iterable[Path], *, limit: int | None = None, keep: Keep | None = None,
+                summaries: list[Summary] | None = None) -> list[Paper]:
+    """Read every file (all before anything is indexed), match titles, drop duplicates.
+
+    ``keep`` (a paper's metadata in, whether to index it) and ``limit`` (papers in all) apply
+    while reading; ``summaries`` receives what each file gave.
+    """
     corpus, sidecars = _expand(paths)
-    records = [r for p in corpus for r in _READERS[p.suffix.lower()](p)]
-    rows = [row for p in sidecars for row in read_sidecar(p)]
+    records: list[_Record] = []
+    read: list[Summary] = []
+    for path in corpus:
+        left = None if limit is None else max(limit - len(records), 0)
+        found, summary = read_file(path, limit=left, keep=keep)
+        records += found
+        read.append(summary)
+    if summaries is not None:
+        summaries += read
+    if not records:  # indexing nothing would empty the index
+        raise InputFileError("no papers to index: " + "; ".join(s.describe() for s in read)
+                             + ("; loosen --where" if keep else ""))
+    return _papers(records, [row for p in sidecars for row in read_sidecar(p)])
+
+
+def _papers(records: list[_Record], rows: list[dict[str, str]]) -> list[Paper]:
+    """Records made papers: titles matched from the sidecar rows, duplicates dropped."""
     meta_by_record = match_sidecar(
         [(r.file, r.ordinal, r.abstract) for r in records], rows
     )
@@ -271,6 +368,11 @@ def load_papers(paths: Iterable[Path]) -> list[Paper]:
             external_id=meta.get("id") or None,
             authors=record.lists.get("authors", ()),
             keywords=record.lists.get("keywords", ()),
+            year=int(meta["year"]) if str(meta.get("year", "")).isdigit() else None,
+            venue=meta.get("venue") or None,
+            doi=meta.get("doi") or None,
+            citation_key=meta.get("citation_key") or None,
+            raw_bibtex=meta.get("raw_bibtex") or None,
             slot=meta.get("id") or f"{record.file}#{record.ordinal or record.source.rsplit(':', 1)[-1]}",
         )
         previous = papers.get(paper.id)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.index.store import Store, embed_text
+from assistant.ingest.where import Filter
 from assistant.retrieve.lexical import BM25
 from assistant.text.sentences import normalise, question_names
 from assistant.types import Source
@@ -21,7 +22,8 @@ from assistant.types import Source
 RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
 _CANDIDATES = 40  # chunks taken from each list before fusion
 # What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
-PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id")
+PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id",
+                "year", "venue", "authors", "keywords")  # the last four for --where
 
 
 class _Chunks:
@@ -56,6 +58,10 @@ class _Chunks:
 
     def position(self, chunk_id: str) -> int | None:
         return self._position.get(chunk_id)
+
+    def meta(self, i: int) -> dict[str, Any]:
+        """Chunk ``i``'s paper: its id, title, identifiers and the fields filters read."""
+        return self.metas[i]
 
     def save(self, path: Path) -> None:
         """Write the file whole or not at all: other processes may be reading it."""
@@ -153,6 +159,17 @@ class HybridRetriever:
                 pass  # a read-only store still answers; the index is rebuilt next time
         return _Lexical(version, bm25, table)
 
+    def _dense(self, table: _Chunks, vector: list[float], where: Filter | None = None
+               ) -> list[tuple[str, float]]:
+        """Ids and similarities of the nearest chunks (Chroma's own search); with a filter,
+        among the chunks its metadata ``where`` keeps."""
+        if where:
+            clause = _chroma_clause(where, table)
+            if clause is None:
+                return []
+            return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
+        return self.store.nearest(vector, _CANDIDATES, total=len(table))
+
     def rarity(self, term: str) -> float:
         """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
         return self._lexical_index().bm25.rarity(term)
@@ -161,15 +178,18 @@ class HybridRetriever:
         """Whether any indexed chunk uses a stemmed term."""
         return self._lexical_index().bm25.knows(term)
 
-    def retrieve(self, question: str, k: int = 5) -> list[Source]:
-        """The ``k`` best papers, best first, each with its best passages."""
+    def retrieve(self, question: str, k: int = 5, where: Filter | None = None) -> list[Source]:
+        """The ``k`` best papers, best first, each with its best passages; with ``where``,
+        only papers it matches."""
         lexical = self._lexical_index()
         table = lexical.table
         if not question.strip() or not len(table):
             return []
         vector = self.store.embeddings.embed_query(question)
-        dense = self.store.nearest(vector, _CANDIDATES, total=len(table))
-        bm25 = lexical.bm25.search(question, _CANDIDATES)
+        dense = self._dense(table, vector, where)
+        bm25 = lexical.bm25.search(question, len(table) if where else _CANDIDATES)
+        if where:  # filtered before the top candidates are taken, so that enough are left
+            bm25 = [(i, s) for i, s in bm25 if where.matches(table.meta(i))][:_CANDIDATES]
         names = question_names(question)
         # Chunks that Chroma's search finds but were written since the index was built (it
         # follows within a second) are read from the store; every other text comes from the
@@ -184,9 +204,9 @@ class HybridRetriever:
         rankings: list[list[str]] = [[], []]  # dense, lexical
         for chunk_id, similarity in dense:
             at = table.position(chunk_id)
-            meta = table.metas[at] if at is not None else fetched.get(chunk_id, ("", {}))[1]
-            if "paper_id" not in meta:
-                continue  # deleted by an indexer at this very moment
+            meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            if "paper_id" not in meta or (where and not where.matches(meta)):
+                continue  # deleted by an indexer at this very moment, or filtered out
             papers[chunk_id] = meta
             pid = meta["paper_id"]
             if pid not in paper_dense:
@@ -259,3 +279,15 @@ class HybridRetriever:
                 )
             )
         return sources
+
+
+def _chroma_clause(where: Filter, table: _Chunks) -> dict[str, Any] | None:
+    """The Chroma ``where`` that keeps the chunks of the papers ``where`` matches (``None``
+    when none does). Chroma decides years, venues, authors and keywords compared exactly
+    itself; a ``~`` (which its metadata filters cannot say) or a title (kept on first chunks
+    only) is decided here, over the table's papers, and sent as their ids."""
+    if all(c.op != "~" and c.field != "title" for c in where.conditions):
+        return where.chroma_where()
+    ids = sorted({m["paper_id"] for m in map(table.meta, range(len(table)))
+                  if "paper_id" in m and where.matches(m)})
+    return {"paper_id": {"$in": ids}} if ids else None
