@@ -321,16 +321,6 @@ def _real_env(bundled_home: Path, tmp_path: Path) -> dict[str, str]:
             "ASSISTANT_CACHE_DIR": str(_user_cache())}
 
 
-@pytest.mark.llm
-def test_piped_follow_up_finds_safer_with_the_embedded_model(bundled_home, tmp_path) -> None:
-    result = run_cli("chat", input=f"What is SAFER?\n{FOLLOW_UP}\n",
-                     env=_real_env(bundled_home, tmp_path))
-    assert result.returncode == 0, result.stderr
-    second = result.stdout.split(f"> {FOLLOW_UP}\n")[1]
-    assert CLOPPER.search(second), result.stdout
-    assert f"[1] {SAFER}" in second
-
-
 PROMPT = re.escape("\x1b[0m>\x1b[0m")  # prompt_toolkit draws the prompt between colour resets
 
 
@@ -365,6 +355,11 @@ def test_terminal_chat_through_a_pseudo_terminal(bundled_home, tmp_path) -> None
         child.sendline("")
         child.expect(r"score \d\.\d{4}")
         child.expect(PROMPT)  # the sources are listed and the prompt is back
+        # a follow-up is read with the conversation: "it" is SAFER
+        child.sendline(FOLLOW_UP)
+        child.expect("Clopper.Pearson")
+        child.expect(re.escape(f"[1] {SAFER}"))
+        child.expect(PROMPT)
         child.sendline("What reward does DrPose maximize?")
         child.expect(["thinking", "reading the follow-up"])  # the answer is under way
         time.sleep(0.5)

@@ -151,12 +151,10 @@ async def test_assistant_mcp_over_stdio(bundled_home, server_log) -> None:
             env={**os.environ, "ASSISTANT_HOME": str(bundled_home), "ASSISTANT_MODEL": "fake",
                  "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test-mcp"},
         )
-        started = time.perf_counter()
         async with stdio_client(params, errlog=server_log) as (read, write), \
                 ClientSession(read, write) as session:
             await session.initialize()
             tools = {t.name for t in (await session.list_tools()).tools}
-            ready = time.perf_counter() - started
             assert tools == TOOLS
 
             found = await session.call_tool("search_papers", {"query": "DrPose reward", "k": 2})
@@ -177,7 +175,6 @@ async def test_assistant_mcp_over_stdio(bundled_home, server_log) -> None:
             assert answer.structured_content["abstained"] is False
             assert answer.structured_content["citations"][0]["title"] == DRPOSE
             assert "PoseScore" in answer.content[0].text and "[1]" in answer.content[0].text
-    assert ready < 15, f"the server took {ready:.1f} s to list its tools"
     server_log.seek(0)
     assert "Traceback" not in server_log.read()
 

@@ -101,6 +101,17 @@ def paper_id(abstract: str) -> str:
     return hashlib.sha256(normalize(abstract).encode("utf-8")).hexdigest()[:16]
 
 
+def _not_binary(path: Path) -> None:
+    """A binary file (model weights, a PDF) is named as such before any reader sniffs it."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8192)
+    except OSError:
+        return  # the reader names what is wrong with the path
+    if b"\x00" in head:
+        raise InputFileError(f"{path}: looks like a binary file, expected UTF-8 text")
+
+
 def _read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
@@ -294,6 +305,7 @@ def read_file(path: Path, *, limit: int | None = None,
               keep: Keep | None = None) -> tuple[list[_Record], Summary]:
     """One corpus file's records, those ``keep`` refuses left out and at most ``limit`` of
     them; a reference file is read as a stream, so reading stops at the limit."""
+    _not_binary(path)
     fmt = detect_format(path)
     if fmt is not None:
         summary = Summary(str(path), fmt)
