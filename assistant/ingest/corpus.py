@@ -21,6 +21,7 @@ from assistant.ingest.formats import (
     detect_format,
     iter_references,
 )
+from assistant.ingest.reference import read_file_text
 from assistant.ingest.titles import derive_title, match_sidecar
 from assistant.text.sentences import without_instructions
 
@@ -112,34 +113,9 @@ def _not_binary(path: Path) -> None:
         raise InputFileError(f"{path}: looks like a binary file, expected UTF-8 text")
 
 
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputFileError(f"{path}: no such file; check the path") from exc
-    except IsADirectoryError as exc:
-        raise InputFileError(f"{path}: is a folder, expected a file") from exc
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot be read ({exc.strerror})") from exc
-    if b"\x00" in data[:8192]:
-        raise InputFileError(f"{path}: looks like a binary file, expected UTF-8 text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputFileError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start}); convert it, e.g. `iconv -f latin1 -t utf-8`"
-        ) from exc
-    text = text.removeprefix("\ufeff")
-    if not text.strip():
-        raise InputFileError(f"{path}: the file is empty; it must contain abstracts")
-    return text
-
-
 def read_txt(path: Path) -> list[_Record]:
     """The seed format: a collection header line, then one abstract per paragraph."""
-    lines = _read_text(path).splitlines()
+    lines = read_file_text(path).splitlines()
     paragraphs: list[tuple[int, list[str]]] = []
     current: list[str] = []
     for number, line in enumerate(lines, start=1):
@@ -198,7 +174,7 @@ def read_jsonl(path: Path) -> list[_Record]:
     records = []
     # JSON Lines are "\n"-separated: str.splitlines() would also cut at U+2028 and the
     # like, which JSON strings may hold unescaped
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+    for number, line in enumerate(read_file_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -217,7 +193,7 @@ def read_jsonl(path: Path) -> list[_Record]:
 
 def read_csv(path: Path) -> list[_Record]:
     """A CSV file with a header row naming an ``abstract`` column."""
-    text = _read_text(path)
+    text = read_file_text(path)
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         columns = [c.strip().lower() for c in reader.fieldnames or []]
@@ -236,7 +212,7 @@ def read_csv(path: Path) -> list[_Record]:
 
 def read_sidecar(path: Path) -> list[dict[str, str]]:
     """A tab-separated metadata file such as ``titles.tsv`` (file, ordinal, title, ids)."""
-    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""), delimiter="\t")
+    reader = csv.DictReader(io.StringIO(read_file_text(path), newline=""), delimiter="\t")
     columns = {c.strip().lower() for c in reader.fieldnames or []}
     if "title" not in columns:
         raise InputFileError(f"{path}:1: a metadata file needs a 'title' column")

@@ -82,19 +82,29 @@ def first_text(*values: object) -> str | None:
 
 
 def read_file_text(path: Path) -> str:
+    """A corpus or reference file's text: UTF-8 (a byte-order mark dropped), or an error that
+    names the file, the line and how to fix it (an empty file is one too)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:
         raise InputFileError(f"{path}: no such file; check the path") from exc
+    except IsADirectoryError as exc:
+        raise InputFileError(f"{path}: is a folder, expected a file") from exc
     except OSError as exc:
         raise InputFileError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if b"\x00" in data[:8192]:
+        raise InputFileError(f"{path}: looks like a binary file, expected UTF-8 text")
     try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputFileError(f"{path}:{line}: not valid UTF-8; export the file as UTF-8") from exc
+        raise InputFileError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); convert it, e.g. `iconv -f latin1 -t utf-8`"
+        ) from exc
+    text = text.removeprefix("\ufeff")
     if not text.strip():
-        raise InputFileError(f"{path}: the file is empty; it must contain references")
+        raise InputFileError(f"{path}: the file is empty; it must contain abstracts")
     return text
 
 
