@@ -97,6 +97,7 @@ class PromptCache(LlamaRAMCache):
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write the ``.npz`` file ``path`` whole or not at all: another process may read it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
     try:
         with open(tmp, "wb") as handle:  # a handle, so numpy does not add ".npz" to the name
