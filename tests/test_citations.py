@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assistant.answer.citations import CitationChecker, Evidence, key_terms
-from assistant.answer.markers import cited_numbers, is_refusal, split_units, strip_markers
+from assistant.answer.markers import cited_numbers, is_refusal, listed, split_units, strip_markers
 from assistant.types import Source
 
 
@@ -337,3 +337,53 @@ def test_a_count_in_words_must_be_in_the_source_too() -> None:
                             question="What do the two stages of the method consolidate?")
     assert asked.check("The two stages consolidate the rationales of multiple teacher LLMs [1]."
                        ).dropped is None
+
+
+def test_markers_listed_inside_a_sentence() -> None:
+    found = listed("Yes, several works here deal with causality, including [1] and [2].")
+    assert found is not None and found.numbers == [1, 2] and found.lead == "including"
+    assert found.rest == "Yes, several works here deal with causality."
+    assert found.naming(["TEDM", "JOSH"]) == (
+        "Yes, several works here deal with causality, including TEDM and JOSH.")
+    middle = listed("Methods such as [1], [2] and [3] forecast time series.")
+    assert middle is not None and middle.numbers == [1, 2, 3]
+    assert middle.rest == "Methods forecast time series."
+    assert middle.naming(["A", "B"]) == "Methods such as A and B forecast time series."
+    # markers that cite a claim are not a list of papers
+    assert listed("TEDM forecasts time series with diffusion [1].") is None
+    assert listed("This is done in [1] and [2].") is None
+
+
+def test_papers_listed_by_their_markers_are_named_not_stripped() -> None:
+    evidence = [
+        _evidence(1, "TEDM: Time Series Forecasting with Diffusion", "Time series forecasting with "
+                  "elucidated diffusion models."),
+        _evidence(2, "TimeOmni-1: Complex Reasoning with Time Series", "Time series reasoning "
+                  "for language models."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which papers work on time series?", several=True,
+                              papers=True)
+    claim = checker.check("Works study time series, such as [1] and [2], with models.")
+    assert claim.dropped is None and claim.numbers == (1, 2)
+    assert "TEDM and TimeOmni-1" in claim.sentence and "such as ," not in claim.sentence
+    # "Yes, there are works on it, including [1] and [2]." says no more than the question:
+    # the answer is those papers
+    echo = checker.check("Yes, there are works on time series, including [1] and [2].")
+    assert echo.dropped is None and echo.numbers == (1, 2)
+    assert "TEDM" in echo.sentence and "TimeOmni-1" in echo.sentence
+    assert "including and" not in echo.sentence
+
+
+def test_a_which_dataset_answer_must_name_one() -> None:
+    evidence = [_evidence(1, "SSD-GS: Relightable Gaussians", "SSD-GS is evaluated on the OLAT "
+                          "dataset, a real-world capture of objects under many lights.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which dataset does SSD-GS use?")
+    assert checker.wanted == "dataset"
+    assert checker.names_wanted("SSD-GS uses the OLAT dataset.")
+    assert not checker.names_wanted("SSD-GS uses a real-world dataset of objects.")
+    assert not checker.names_wanted("SSD-GS Relightable Gaussians use a dataset.")  # the title
+    other = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="How does SSD-GS relight objects?")
+    assert other.wanted is None and other.names_wanted("It uses many lights.")

@@ -126,3 +126,22 @@ def test_coverage_is_lower_for_a_near_miss_than_for_the_real_question(bundled_ho
     rarity = assistant.retriever.rarity
     assert features(real_q, real, rarity)["coverage"] > features(miss_q, miss, rarity)["coverage"]
     assert real.support > miss.support > 0
+
+
+@pytest.mark.parametrize(("question", "reply", "kept"), [
+    ("Which dataset does DrPose train on?",
+     "DrPose trains on a dataset of human poses paired with images [1].", False),
+    ("Which dataset does DrPose train on?",
+     "DrPose is trained on DrPose15K, built from a human motion dataset [1].", True),
+])
+def test_a_which_dataset_answer_that_names_none_is_no_answer(bundled_home, minilm, question,
+                                                             reply, kept) -> None:
+    """True and cited, but no answer: the title of the paper the question names is not
+    offered in its place either."""
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert answer.abstained is not kept, answer.text
+    if kept:
+        assert "DrPose15K" in answer.text and answer.citations
+    else:
+        assert not answer.citations and any("names no dataset" in d.reason
+                                            for d in answer.dropped)

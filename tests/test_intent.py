@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.intent import kind_of, needs_rewrite, read, topic_terms
+from assistant.answer.intent import asks_for_name, kind_of, needs_rewrite, read, topic_terms
 
 KINDS = [
     # one paper is the answer
@@ -38,6 +38,9 @@ KINDS = [
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),
     # a fact is
     ("What reward does DrPose maximize?", "fact"),
+    ("What do earlier diffusion-based interaction methods rely on for contact?", "fact"),
+    ("How do the two approaches differ in what they optimise?", "fact"),
+    ("What do the papers on time series propose?", "list"),
     ("What approach does DIVERSE use to search its latent space?", "fact"),
     ("What method does it use to calibrate the budget?", "fact"),
     ("How does GlowQ reduce overhead?", "fact"),
@@ -107,3 +110,24 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     from assistant.answer.intent import asks_whether
 
     assert asks_whether(question) is whether
+
+
+@pytest.mark.parametrize(("question", "thing"), [
+    ("Which dataset does SSD-GS use to show that it disentangles lighting?", "dataset"),
+    ("which dataset is gaussianfusion's 3d object detection result reported on", "dataset"),
+    ("Which teacher LLMs are used in the knowledge purification experiments?", "llms"),
+    ("Tell me which multimodal language model Pram uses as its agent.", "language model"),
+    ("Name the pretrained multi-view diffusion model that DrPose fine-tunes.",
+     "pretrained multi-view diffusion model"),
+    ("Which university or company is the DrPose paper from?", "university"),
+    ("What benchmark is Agentic Predictor evaluated on?", "benchmark"),
+    # the thing is the subject, or a paper is asked for, or a kind rather than a name
+    ("Tell me what the HUMAINE authors release publicly.", None),
+    ("What kinds of benchmark tasks did they test it on?", None),
+    ("Which paper trains an LLM to reason about time series?", None),
+    ("Name a video generator that was trained to reproduce biological phenomena.", None),
+    ("What reward does DrPose maximize?", None),
+    ("How does GlowQ choose which layers to restore?", None),
+])
+def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | None) -> None:
+    assert asks_for_name(question) == thing

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from assistant.answer.judge import Judge
 
 ABSTAIN_TEXT = "The indexed papers do not cover this question."
+UNNAMED = "the answer names no "  # a Dropped reason: "… names no dataset"
+
 def _to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Evidence]:
     """The papers put to the judge, best supported first: a later one only when its support
     is close to the best's (a clear second place is rarely the answer, and each judgement
@@ -241,6 +243,11 @@ def generate(
             if verdict.dropped.reason not in ("empty", "no claim to check"):
                 claims_dropped = True
             return
+        if not kept and not verdict.pointer and not checker.names_wanted(verdict.sentence):
+            # "Which dataset …?" answered "X uses a real-world dataset": true, and no answer
+            dropped.append(Dropped(verdict.sentence, f"{UNNAMED}{checker.wanted}"))
+            claims_dropped = True
+            return
         if verdict.pointer and (kept or claims_dropped or not asks_for_papers(question)):
             # A trailing "[1]" after sentences that carry their own citations, or after a
             # claim the checks dropped (it was that claim's citation), or paper titles given
@@ -295,7 +302,8 @@ def generate(
 
     if refused or not kept:
         # the paper the question names, unless the model's claim about it was refuted
-        refuted = any(d.reason.startswith("the source says nothing of") for d in dropped)
+        refuted = any(d.reason.startswith(("the source says nothing of", UNNAMED))
+                      for d in dropped)
         found = None if refuted else named_paper(question, evidence)
         if found is not None:
             piece = render.sentence(replace(checker.pointer([found]), pointer=False))

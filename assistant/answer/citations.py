@@ -6,11 +6,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.intent import asked_for, topic_terms
-from assistant.answer.markers import cited_numbers, is_refusal, strip_markers
+from assistant.answer.intent import asked_for, asks_for_name, topic_terms
+from assistant.answer.markers import Listed, cited_numbers, is_refusal, listed, strip_markers
+from assistant.answer.wording import cosine, display, flat, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
-    NUMBER,
     counts,
     key_terms,
     mentions,
@@ -24,7 +24,6 @@ from assistant.text.sentences import (
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
-_SYMBOLIC = re.compile(r"\w+@\w+")  # pass@k, recall@5
 # Source numbers as a sentence's subject: "[1] and [2] are about time series."
 _SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
                       r"(?:(?:,|;|&|and\b)\s*)?)+)(?=[a-z])")
@@ -40,7 +39,7 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
     shows improve improves introduce introduces propose proposes train trains evaluate report
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
-    enable tackle solve handle focus type kind explain tell give compare""".split())
+    enable tackle solve handle focus type kind explain tell give compare yes""".split())
 
 
 @dataclass(frozen=True)
@@ -67,43 +66,6 @@ class Verdict:
     dropped: Dropped | None = None
     refusal: bool = False
     pointer: bool = False  # the model gave source numbers alone
-
-
-def _display(source: Source) -> str:
-    return f"{source.title} (derived title)" if source.title_derived else source.title
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = sum(x * x for x in a) ** 0.5
-    nb = sum(y * y for y in b) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0
-
-
-def _flat(text: str) -> str:
-    """Lower-case words and digits only, one space apart: for comparing names and titles."""
-    return re.sub(r"[^a-z0-9]+", " ", normalise(text)).strip()
-
-
-def _values_in(sentence: str) -> list[str]:
-    """The numbers and symbols (pass@k) a sentence gives."""
-    return NUMBER.findall(sentence) + _SYMBOLIC.findall(sentence)
-
-
-def _stem_in(word: str, words: set[str]) -> bool:
-    """Whether ``words`` has ``word`` under another ending ('analys' and 'analysi'): the
-    crude stemmer does not always meet itself. Same word: they share all but at most the
-    last letter of the shorter one, and at least 5 letters ('exploit' is not 'explore')."""
-    if len(word) < 5:
-        return False
-    for other in words:
-        shorter = min(len(word), len(other))
-        if shorter < 5:
-            continue
-        need = max(5, shorter - 1)
-        if word[:need] == other[:need]:
-            return True
-    return False
 
 
 @dataclass
@@ -144,6 +106,8 @@ class CitationChecker:
         self._question_text = normalise(self.question)
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
         self._names = question_names(self.question)
+        # "Which dataset does SSD-GS use?": the answer names one (``names_wanted``)
+        self.wanted = None if self.papers else asks_for_name(self.question)
         self._introduced: dict[str, str | None] = {}
 
     def label(self, item: Evidence) -> str:
@@ -155,7 +119,7 @@ class CitationChecker:
             self._introduced[source.paper_id] = introduced_name(whole or source.text, source.title)
         name = self._introduced[source.paper_id]
         if name is None:
-            return _display(source)
+            return display(source)
         if source.title_derived:
             return f"{name}: {source.title} (derived title)"
         return f"{source.title} ({name})"
@@ -166,7 +130,7 @@ class CitationChecker:
         if names:
             return names[0]
         self.label(item)
-        return self._introduced[item.source.paper_id] or _display(item.source)
+        return self._introduced[item.source.paper_id] or display(item.source)
 
     def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
         """The answer "these papers": their names, cited. One paper named as the answer to
@@ -215,7 +179,7 @@ class CitationChecker:
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not
         hold: an answer made of values the source states, whatever the question called them."""
-        return any(normalise(v) not in self._question_text for v in _values_in(sentence))
+        return any(normalise(v) not in self._question_text for v in values_in(sentence))
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
@@ -237,7 +201,7 @@ class CitationChecker:
 
         def unsaid(asked: set[str]) -> set[str]:
             return {w for w in (words & asked) - source_words - typos
-                    if len(w) > 2 and not _stem_in(w, source_words)}
+                    if len(w) > 2 and not stem_in(w, source_words)}
 
         # What the wh-question asked for counts as unsaid when at least half of its words in
         # the sentence are not in the source ("the authors"; not "what the HUMAINE authors
@@ -254,23 +218,33 @@ class CitationChecker:
             echoed |= unsaid(self._topic)
         if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
-        scores = [(_cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
+        scores = [(cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
         best, passage = max(scores) if scores else (0.0, item.text)
         shared = len(words & source_words) / len(words) if words else 0.0
         if best >= self.threshold or shared >= self.overlap:
             return max(best, shared), passage, ""
         if len(self.evidence) == 1 and self._values(sentence) and all(
             w in source_words or w in self._question_words
-            or _stem_in(w, source_words | self._question_words)
+            or stem_in(w, source_words | self._question_words)
             for w in words if len(w) > 2
         ):
             # One paper shown, and the sentence is the question's words plus values that
             # paper states ("The metric it improves, keeping pass@1, is pass@k."): nothing in
             # it is new but what the source says, however little it resembles the passage.
             value = next((p for p in item.passages if any(
-                normalise(v) in normalise(p) for v in _values_in(sentence))), passage)
+                normalise(v) in normalise(p) for v in values_in(sentence))), passage)
             return self.threshold, value, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
+
+    def names_wanted(self, sentence: str) -> bool:
+        """Whether a sentence names what the question asks for by name (a name or a value
+        that neither the question nor a paper's title holds: "OLAT"), or the question asks
+        for none; "SSD-GS uses a real-world dataset" names no dataset."""
+        if self.wanted is None or self._values(sentence):
+            return True
+        titles = normalise(" ".join(e.source.title for e in self.evidence))
+        return any(normalise(t) not in self._question_text and normalise(t) not in titles
+                   for t in key_terms(sentence))
 
     def _abbreviates(self, word: str) -> bool:
         """Whether a word of a sentence only abbreviates the question's words ("MLM" for
@@ -289,9 +263,12 @@ class CitationChecker:
         return Verdict(sentence, tuple(e.number for e in items), passages)
 
     def _echoes(self, sentence: str) -> bool:
-        """Whether the sentence says no more than the question (80 % of its words)."""
+        """Whether the sentence says no more than the question (80 % of its words, and no
+        name the question lacks: "Yes, GlowQ does …" says which paper does it)."""
         if _NEGATION.search(sentence):
             return False  # "No, there is no work on …" is not a paper
+        if any(normalise(t) not in self._question_text for t in key_terms(sentence)):
+            return False
         words = set(terms(sentence)) - _GENERIC
         return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
 
@@ -299,10 +276,10 @@ class CitationChecker:
     def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
         """Whether the sentence is a cited paper's title and little more ("Yes: <title>",
         "The paper <title>", the title with a word or two changed)."""
-        said = _flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.I))
+        said = flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.IGNORECASE))
         words = said.split()
         for item in items:
-            title = _flat(item.source.title).split()
+            title = flat(item.source.title).split()
             if said == " ".join(title):
                 return True
             if len(title) >= 4 and len(words) <= len(title) + 2 and (
@@ -312,11 +289,11 @@ class CitationChecker:
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
-        said = _flat(sentence)
+        said = flat(sentence)
         if not said:
             return None
         for item in self.evidence:
-            short = _flat(item.source.title.split(":")[0])
+            short = flat(item.source.title.split(":")[0])
             if said == short and ":" in item.source.title:
                 return item
         return None
@@ -327,6 +304,9 @@ class CitationChecker:
         Source numbers used as the subject ("[1] and [2] are about …") are checked as the
         citations of the rest of the sentence, and the papers' names take their place.
         """
+        listing = listed(raw)
+        if listing is not None:
+            return self._listing(listing)
         lead = _SUBJECT.match(raw)
         first = re.match(r"[a-z][\w\-]*", raw[lead.end():]) if lead else None
         if lead is None or first is None or first.group(0) in _NOT_VERB:
@@ -338,13 +318,27 @@ class CitationChecker:
             return verdict
         if verdict.sentence != strip_markers(rest):
             return verdict  # already rewritten, as the papers' names
-        by_number = {e.number: e for e in self.evidence}
-        chosen = [n for n in subject if n in verdict.numbers] or list(verdict.numbers)
-        names = [self.short_label(by_number[n]) for n in chosen if n in by_number]
+        names = self._names_of([n for n in subject if n in verdict.numbers] or verdict.numbers)
         if not names:
             return verdict
         said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         return replace(verdict, sentence=f"{said} {verdict.sentence}")
+
+    def _names_of(self, numbers: Sequence[int]) -> list[str]:
+        by_number = {e.number: e for e in self.evidence}
+        return [self.short_label(by_number[n]) for n in numbers if n in by_number]
+
+    def _listing(self, listing: Listed) -> Verdict:
+        """"…, including [1] and [2].": the rest of the sentence is checked with those papers
+        as its citations, and the names of the ones it holds for take the markers' place."""
+        rest = listing.rest + "".join(f"[{n}]" for n in listing.numbers)
+        verdict = self.check(rest)
+        if verdict.dropped or verdict.refusal or verdict.pointer:
+            return verdict
+        if verdict.sentence != strip_markers(rest):
+            return verdict  # already rewritten, as the papers' names
+        names = self._names_of([n for n in listing.numbers if n in verdict.numbers])
+        return replace(verdict, sentence=listing.naming(names)) if names else verdict
 
     def _check(self, raw: str) -> Verdict:
         numbers = cited_numbers(raw)

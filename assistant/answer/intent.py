@@ -135,10 +135,16 @@ def join_follow_up(question: str, earlier: str) -> str:
     return f"{question}{FOLLOW_UP}{earlier})"
 
 
+# "What do earlier … methods rely on?", "How do the methods compare?": methods are the
+# subject asked about, not papers to list (unless the noun is papers, works, studies …).
+_OF_METHODS = re.compile(rf"^\W*(?:what|which|how|why|when|where)\s+{_AUX}\b(?!.*\b{_PAPER}\b)",
+                         re.IGNORECASE)
+
+
 def kind_of(question: str) -> Kind:
     """``list`` when several papers answer it, ``identify`` when one paper does, else ``fact``."""
     own = asked(question)
-    several = bool(_LIST.search(own))
+    several = bool(_LIST.search(own)) and not _OF_METHODS.match(own)
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if _IDENTIFY.search(own) and not _part_of_named(own):
@@ -217,6 +223,30 @@ def asked_for(question: str) -> set[str] | None:
             break
         phrase.append(word)
     return set(terms(" ".join(phrase)))
+
+
+# "Which dataset does SSD-GS use?", "Name the pretrained model DrPose fine-tunes": the answer
+# is a thing by its name (OLAT, nuScenes); "X uses a real-world dataset" names none.
+_NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
+                r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
+                r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
+                r"(?:[\w\-]+\s+){0,2}?models?")
+_ASKS_NAME = re.compile(
+    r"^\W*(?:(?:tell\s+me|and|also|so)\s+)?(?:which|what|name)\s+(?:the\s+)?"
+    rf"(?:(?!(?:a|an|any|some)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
+    rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
+    r"|\s*[?.,]|\s*$)",
+    re.IGNORECASE)
+
+
+def asks_for_name(question: str) -> str | None:
+    """The kind of thing a question wants named ("dataset" for "Which dataset does SSD-GS
+    use?"), or None; questions for a paper ("which paper …", "name a method …") are not."""
+    own = asked(question)
+    if kind_of(question) != "fact":
+        return None
+    found = _ASKS_NAME.search(own)
+    return " ".join(found["thing"].lower().split()) if found else None
 
 
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:

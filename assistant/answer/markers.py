@@ -4,7 +4,8 @@ under their bullets."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from assistant.text.sentences import split_sentences
 
@@ -39,6 +40,49 @@ def cited_numbers(sentence: str) -> list[int]:
             elif part.isdigit():
                 numbers.append(int(part))
     return list(dict.fromkeys(numbers))
+
+
+# Markers standing for papers inside a sentence: "…, including [1] and [2]." Stripped, they
+# would leave "including and."; the papers' names take their place instead.
+_ONE = r"\[(?:sources?\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]"
+_LISTED = re.compile(
+    r"(?P<comma>\s*,)?\s*\b(?P<lead>including|includes?|such\s+as|like|namely|e\.g\.,?|i\.e\.,?"
+    r"|for\s+(?:example|instance),?|notably|especially|particularly)\s*"
+    rf"(?P<group>{_ONE}(?:\s*(?:,|;|&|\band\b|\bor\b|,\s*and\b)?\s*{_ONE})*)(?!\s*\[)",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A sentence whose markers stand for papers: what it says around them, and them."""
+
+    before: str
+    comma: bool  # a comma before the lead word
+    lead: str  # "including", "such as"
+    numbers: list[int]
+    after: str
+
+    @property
+    def rest(self) -> str:
+        """The sentence without the list, to check."""
+        after = self.after if self.before else self.after.lstrip(" ,;")
+        return f"{self.before}{after}".strip()
+
+    def naming(self, names: Sequence[str]) -> str:
+        """The sentence with the papers' names where their markers were."""
+        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        lead = self.lead if self.before else self.lead.capitalize()
+        return f"{self.before}{',' if self.comma else ''} {lead} {said}{self.after}".strip()
+
+
+def listed(sentence: str) -> Listed | None:
+    """The papers a sentence lists by their markers ("…, including [1] and [2]."), or None."""
+    found = _LISTED.search(sentence)
+    if found is None:
+        return None
+    return Listed(sentence[:found.start()].rstrip(), bool(found["comma"]),
+                  " ".join(found["lead"].split()), cited_numbers(found["group"]),
+                  sentence[found.end():])
 
 
 def strip_markers(sentence: str) -> str:
