@@ -101,19 +101,16 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     from pydantic import ValidationError
 
-    from assistant.config import Settings
+    from assistant.config import Settings, explain
     from assistant.errors import ConfigurationError
 
-    values = {k: v for k, v in overrides.items() if v is not None}
+    values = {k: v for k, v in overrides.items() if v is not None}  # flat names: k, model
     if args.debug:
         values["debug"] = True
     try:
         return Settings(**values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"ASSISTANT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigurationError(f"bad setting: {problems}") from None
+        raise ConfigurationError(f"bad setting: {explain(exc)}") from None
 
 
 def _secret_free(text: str) -> str:
@@ -198,7 +195,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
 
     settings = _settings(args, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     assistant = Assistant(settings)
@@ -249,7 +246,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
     settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
 
@@ -290,7 +287,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for name in ("assistant", "uvicorn"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
     settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found:

@@ -309,7 +309,7 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
     import uvicorn
 
     settings = assistant.settings
-    key = settings.api_key.get_secret_value() if settings.api_key else None
+    key = settings.serve.api_key.get_secret_value() if settings.serve.api_key else None
     if not key and not is_loopback(host):
         raise ConfigurationError(
             f"serving on {host} opens the assistant to other machines: set ASSISTANT_API_KEY "
@@ -317,7 +317,7 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
             "127.0.0.1")
     sock = listen(host, port)
     stopping = asyncio.Event()
-    app = build_app(assistant, key=key, waiting=settings.serve_queue, mask=mask,
+    app = build_app(assistant, key=key, waiting=settings.serve.serve_queue, mask=mask,
                     stopping=stopping)
 
     class Server(uvicorn.Server):
@@ -328,5 +328,5 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
     config = uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off",
                             ws="none", timeout_graceful_shutdown=3)
     log.info("the model is `%s`; %s; up to %d questions wait their turn", MODEL,
-             "API key required" if key else "no API key", settings.serve_queue)
+             "API key required" if key else "no API key", settings.serve.serve_queue)
     Server(config).run(sockets=[sock])
