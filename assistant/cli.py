@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from assistant import __version__
+
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -28,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         "Offline by default; set OPENAI_API_KEY / OPENAI_BASE_URL to use a model server.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("--version", action="version", version="assistant 0.1.0")
+    parser.add_argument("--version", action="version", version=f"assistant {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     index = commands.add_parser("index", help="index abstracts (default: the bundled ICLR 2026 set)")

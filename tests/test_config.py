@@ -155,3 +155,15 @@ def test_importing_the_package_changes_no_environment() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
+
+def test_the_version_is_written_once() -> None:
+    import tomllib
+
+    import assistant
+    from conftest import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "assistant.__version__"}
+    assert run_cli("--version").stdout.strip() == f"assistant {assistant.__version__}"

@@ -23,6 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from assistant import __version__
 from assistant.errors import (
     AssistantError,
     ConfigurationError,
@@ -190,7 +191,7 @@ def build_app(assistant: Assistant, *, key: str | None = None, waiting: int = 8,
     requests in flight with 503 (the server sets it when it starts to shut down)."""
     from fastapi.concurrency import run_in_threadpool
 
-    app = FastAPI(title="assistant", version="0.1.0", summary="Answers with checked citations "
+    app = FastAPI(title="assistant", version=__version__, summary="Answers with checked citations "
                   "over the indexed paper abstracts; OpenAI-compatible.")
     turns = Turns(waiting, stopping or asyncio.Event())
     started = int(time.time())
