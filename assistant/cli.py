@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="answer one question with cited titles")
     ask.add_argument("question", help="the question, in quotes")
-    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     ask.add_argument("--model", help="model name on an OpenAI-compatible server")
     ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
     ask.add_argument("--bibtex", action="store_true",
@@ -57,13 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     _where(ask, "answer from")
 
     chat = commands.add_parser("chat", help="a conversation in the terminal, with follow-ups")
-    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     chat.add_argument("--model", help="model name on an OpenAI-compatible server")
     _where(chat, "answer from")
 
     mcp = commands.add_parser("mcp", help="serve the assistant to MCP clients (Claude Desktop, "
                               "Cursor) over stdio")
-    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     mcp.add_argument("--model", help="model name on an OpenAI-compatible server")
 
     serve = commands.add_parser("serve", help="serve an OpenAI-compatible HTTP API (Open WebUI, "
@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="address to listen on (default 127.0.0.1; any other needs "
                        "ASSISTANT_API_KEY)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    serve.add_argument("-k", type=int, metavar="N",
+                       help="papers to retrieve (default: ASSISTANT_K)")
     serve.add_argument("--model", help="model name on an OpenAI-compatible server")
 
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")

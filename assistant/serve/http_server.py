@@ -185,7 +185,7 @@ class Guard:
 
 
 # The application -----------------------------------------------------------------------------
-def build_app(assistant: Assistant, *, key: str | None = None, waiting: int = 8,
+def build_app(assistant: Assistant, *, key: str | None = None,
               mask: Mask = str, stopping: asyncio.Event | None = None) -> Any:
     """The HTTP API over ``assistant`` (an ASGI application); setting ``stopping`` ends the
     requests in flight with 503 (the server sets it when it starts to shut down)."""
@@ -193,7 +193,7 @@ def build_app(assistant: Assistant, *, key: str | None = None, waiting: int = 8,
 
     app = FastAPI(title="assistant", version=__version__, summary="Answers with checked citations "
                   "over the indexed paper abstracts; OpenAI-compatible.")
-    turns = Turns(waiting, stopping or asyncio.Event())
+    turns = Turns(assistant.settings.serve.serve_queue, stopping or asyncio.Event())
     started = int(time.time())
 
     def failed(exc: BaseException) -> JSONResponse:
@@ -318,8 +318,7 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
             "127.0.0.1")
     sock = listen(host, port)
     stopping = asyncio.Event()
-    app = build_app(assistant, key=key, waiting=settings.serve.serve_queue, mask=mask,
-                    stopping=stopping)
+    app = build_app(assistant, key=key, mask=mask, stopping=stopping)
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
