@@ -122,7 +122,7 @@ class Assistant:
     def _encoding(self) -> Any:
         from assistant.ingest.tokens import encoding
 
-        return encoding(self.settings.cache_path())
+        return encoding(self.settings.storage.cache_path())
 
     # Operations ----------------------------------------------------------------------
     def papers(self, abstracts: bool = True, where: Where = None) -> list[PaperInfo]:
@@ -138,7 +138,7 @@ class Assistant:
 
         text, flt = clean_question(question), parse_where(where)
         with model_errors(self.settings):  # the embeddings may come from a server
-            found = self.retriever.retrieve(text, k or self.settings.k, where=flt)
+            found = self.retriever.retrieve(text, k or self.settings.retrieval.k, where=flt)
         if flt and not found:
             raise _no_match(flt)
         return self._supported(text, found)
@@ -194,21 +194,21 @@ class Assistant:
         started = time.perf_counter()
         text = clean_question(question)
         warnings = []
-        text, cut = truncate(self._encoding, text, self.settings.question_tokens)
+        text, cut = truncate(self._encoding, text, self.settings.answer.question_tokens)
         if cut:
             warnings.append(
-                f"the question was cut to its first {self.settings.question_tokens} tokens"
+                f"the question was cut to its first {self.settings.answer.question_tokens} tokens"
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
-            found = self.retriever.retrieve(standalone, k or self.settings.k, where=flt)
+            found = self.retriever.retrieve(standalone, k or self.settings.retrieval.k, where=flt)
             if flt and not found:
                 raise _no_match(flt)
             sources = self._supported(standalone, found)
         retrieved = time.perf_counter() - started
         fitted = calibration()
-        config = AnswerConfig(context_tokens=self.settings.context_tokens,
-                              focus_tokens=self.settings.focus_tokens,
+        config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
+                              focus_tokens=self.settings.answer.focus_tokens,
                               min_support=fitted.threshold,
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from assistant import __version__
+
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -28,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         "Offline by default; set OPENAI_API_KEY / OPENAI_BASE_URL to use a model server.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    parser.add_argument("--version", action="version", version="assistant 0.1.0")
+    parser.add_argument("--version", action="version", version=f"assistant {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     index = commands.add_parser("index", help="index abstracts (default: the bundled ICLR 2026 set)")
@@ -47,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="answer one question with cited titles")
     ask.add_argument("question", help="the question, in quotes")
-    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     ask.add_argument("--model", help="model name on an OpenAI-compatible server")
     ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
     ask.add_argument("--bibtex", action="store_true",
@@ -55,13 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     _where(ask, "answer from")
 
     chat = commands.add_parser("chat", help="a conversation in the terminal, with follow-ups")
-    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     chat.add_argument("--model", help="model name on an OpenAI-compatible server")
     _where(chat, "answer from")
 
     mcp = commands.add_parser("mcp", help="serve the assistant to MCP clients (Claude Desktop, "
                               "Cursor) over stdio")
-    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
     mcp.add_argument("--model", help="model name on an OpenAI-compatible server")
 
     serve = commands.add_parser("serve", help="serve an OpenAI-compatible HTTP API (Open WebUI, "
@@ -70,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="address to listen on (default 127.0.0.1; any other needs "
                        "ASSISTANT_API_KEY)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default 5)")
+    serve.add_argument("-k", type=int, metavar="N",
+                       help="papers to retrieve (default: ASSISTANT_K)")
     serve.add_argument("--model", help="model name on an OpenAI-compatible server")
 
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
@@ -101,19 +104,16 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
     from pydantic import ValidationError
 
-    from assistant.config import Settings
+    from assistant.config import Settings, explain
     from assistant.errors import ConfigurationError
 
-    values = {k: v for k, v in overrides.items() if v is not None}
+    values = {k: v for k, v in overrides.items() if v is not None}  # flat names: k, model
     if args.debug:
         values["debug"] = True
     try:
         return Settings(**values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"ASSISTANT_{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigurationError(f"bad setting: {problems}") from None
+        raise ConfigurationError(f"bad setting: {explain(exc)}") from None
 
 
 def _secret_free(text: str) -> str:
@@ -198,7 +198,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
 
     settings = _settings(args, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     assistant = Assistant(settings)
@@ -249,7 +249,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
     settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
 
@@ -290,7 +290,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for name in ("assistant", "uvicorn"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
     settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.uses_openai():
+    if args.model and not settings.models.uses_openai():
         print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
               "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
     # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found:

@@ -19,12 +19,12 @@ class AssistantRetriever(BaseRetriever):
     """One Document per paper, best first; metadata carries title, ids and score.
 
     ``k`` papers are returned: the one given to ``invoke(query, k=...)``, else the
-    retriever's own ``k``, else the assistant's ``settings.k``.
+    retriever's own ``k``, else the assistant's ``settings.retrieval.k``.
     """
 
     assistant: Assistant
     k: int | None = Field(
-        default=None, ge=1, description="Papers returned per query; None: settings.k."
+        default=None, ge=1, description="Papers returned per query; None: settings.retrieval.k."
     )
 
     def _get_relevant_documents(

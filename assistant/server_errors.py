@@ -15,9 +15,6 @@ from assistant.errors import AssistantError, ModelError
 if TYPE_CHECKING:
     from assistant.config import Settings
 
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-
-
 def redact_url(url: str) -> str:
     """``url`` without a user name or password in it (they can hold a key)."""
     from urllib.parse import urlsplit
@@ -50,22 +47,22 @@ def model_failure(exc: BaseException, settings: Settings) -> ModelError | None:
         import openai
     except ImportError:  # pragma: no cover - openai is a dependency
         return None
-    where = redact_url(settings.openai_base_url or "the OpenAI API")
+    where = redact_url(settings.models.openai_base_url or "the OpenAI API")
     if isinstance(exc, openai.AuthenticationError):
         return ModelError(f"{where} rejected the API key (401); check OPENAI_API_KEY")
     if isinstance(exc, openai.PermissionDeniedError):
         return ModelError(f"{where} refused the request (403); check the key's permissions")
     if isinstance(exc, openai.NotFoundError):
         return ModelError(
-            f"{where} does not know the model {settings.model or DEFAULT_OPENAI_MODEL!r} (404); "
+            f"{where} does not know the model {settings.models.model!r} (404); "
             "set ASSISTANT_MODEL or --model to a model it serves"
         )
     if isinstance(exc, openai.RateLimitError):
         return ModelError(f"{where} is rate-limiting requests (429) after retries; try again later")
     if isinstance(exc, openai.APITimeoutError):
         return ModelError(
-            f"{where} did not answer within {settings.timeout:g} s after retries; check the server "
-            "or raise ASSISTANT_TIMEOUT"
+            f"{where} did not answer within {settings.models.timeout:g} s after retries; check the "
+            "server or raise ASSISTANT_TIMEOUT"
         )
     if isinstance(exc, openai.APIConnectionError):
         return ModelError(

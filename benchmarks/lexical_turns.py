@@ -65,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         then = earlier(args.against, work)
         settings = Settings(home=work / "home")
-        enc = encoding(Settings().cache_path())
+        index = settings.index
+        enc = encoding(Settings().storage.cache_path())
         texts = [embed_text(p.title, c.text)
                  for p in load_papers([scale_corpus.write(args.papers, work / "papers.jsonl")])
-                 for c in chunk_paper(p, lambda t: count_tokens(enc, t), settings.chunk_tokens,
-                                      settings.chunk_overlap)]
+                 for c in chunk_paper(p, lambda t: count_tokens(enc, t), index.chunk_tokens,
+                                      index.chunk_overlap)]
         out["chunks"] = len(texts)
         keys = [str(i) for i in range(len(texts))]
         old, seconds = timed(lambda: then.BM25.build(texts, keys=keys))

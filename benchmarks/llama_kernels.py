@@ -95,7 +95,7 @@ def child(config: str, tokens: int) -> dict[str, Any]:
         return p
 
     low.llama_model_default_params = params
-    model = ensure_model(Settings().cache_path())
+    model = ensure_model(Settings().storage.cache_path())
     llama = llama_cpp.Llama(model_path=str(model), n_ctx=2048, n_threads=os.cpu_count(),
                             n_threads_batch=os.cpu_count(), n_batch=512, n_ubatch=128,
                             flash_attn=True, verbose=False)

@@ -1,6 +1,6 @@
 """Plot indexing throughput and retrieval latency against corpus size, ours and the tutorial's.
 
-    python benchmarks/plot.py docs/benchmarks/*.json --out docs/benchmarks/scaling.png
+    python benchmarks/plot.py benchmarks/results/1000-*.json ... --out docs/img/scaling.png
 """
 
 from __future__ import annotations

@@ -200,12 +200,13 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
 
     corpus = scale_corpus.write(papers, work / "corpus" / "papers.jsonl")
     settings = Settings(home=work / "ours")
+    index = settings.index
     embeddings = MiniLMEmbeddings()
-    enc = encoding(settings.cache_path())
+    enc = encoding(settings.storage.cache_path())
     loaded = load_papers([corpus])
     texts = [embed_text(p.title, c.text) for p in loaded
-             for c in chunk_paper(p, lambda t: count_tokens(enc, t), settings.chunk_tokens,
-                                  settings.chunk_overlap)]
+             for c in chunk_paper(p, lambda t: count_tokens(enc, t), index.chunk_tokens,
+                                  index.chunk_overlap)]
     result: dict[str, Any] = {"papers": papers, "chunks": len(texts)}
 
     # The raw model's throughput on an evenly spaced sample of the same chunk texts (at 20,000
@@ -244,7 +245,7 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
             {"assistant": lambda q: assistant.retrieve(q, k=5)}, QUERIES).values()
         # After a retrieval, so that it holds the BM25 index and the chunks saved beside the
         # collection, as the tutorial's folder is measured after its own retrievals.
-        result["store_bytes"] = folder_size(settings.vectorstore_path())
+        result["store_bytes"] = folder_size(settings.storage.vectorstore_path())
 
     if with_server:
         process, url = chroma_server(work / "server")
@@ -279,7 +280,7 @@ def bench(papers: int, with_server: bool, with_answers: bool, work: Path,
     result["retrieve_p50_ms"], result["retrieve_p95_ms"] = timed["assistant"]
     result["tutorial_retrieve_p50_ms"], result["tutorial_retrieve_p95_ms"] = timed["tutorial"]
     result["retrieve_ratio"] = round(result["retrieve_p50_ms"] / result["tutorial_retrieve_p50_ms"], 3)
-    result["store_bytes"] = folder_size(settings.vectorstore_path())
+    result["store_bytes"] = folder_size(settings.storage.vectorstore_path())
     result["tutorial_store_bytes"] = folder_size(work / "tutorial")
     return _finish(result, work, with_answers, tutorial=True)
 

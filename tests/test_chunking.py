@@ -92,10 +92,10 @@ def test_bundled_chunks_fit_the_embedder_with_their_title(tmp_path: Path, minilm
     enc = encoding(tmp_path)
     largest = 0
     for paper in load_papers([BUNDLED]):
-        chunks = chunk_paper(paper, lambda t: count_tokens(enc, t), settings.chunk_tokens,
-                             settings.chunk_overlap)
-        assert all(c.tokens <= settings.chunk_tokens for c in chunks[:-1])
-        assert chunks[-1].tokens <= settings.chunk_tokens + ending_tokens(settings.chunk_tokens)
+        size, overlap = settings.index.chunk_tokens, settings.index.chunk_overlap
+        chunks = chunk_paper(paper, lambda t: count_tokens(enc, t), size, overlap)
+        assert all(c.tokens <= size for c in chunks[:-1])
+        assert chunks[-1].tokens <= size + ending_tokens(size)
         for chunk in chunks:
             largest = max(largest, minilm.count_pieces(embed_text(paper.title, chunk.text)))
     assert largest <= MINILM_MAX_PIECES, f"a chunk has {largest} word pieces"

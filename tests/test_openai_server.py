@@ -30,7 +30,7 @@ def openai_server():
 
 def test_streamed_answer_through_an_openai_compatible_server(openai_server, bundled_home, minilm) -> None:
     settings = Settings(home=bundled_home, openai_base_url=openai_server, model="qwen-local")
-    assert settings.uses_openai()
+    assert settings.models.uses_openai()
     assistant = Assistant(settings, embeddings=minilm)
     from langchain_openai import ChatOpenAI
 

@@ -46,7 +46,7 @@ def test_missing_store_folder_says_to_index_and_creates_nothing(tmp_path: Path) 
 
 def test_garbage_database_is_reported_and_rebuild_repairs_it(tmp_path: Path) -> None:
     settings = indexed(tmp_path / "home")
-    folder = settings.vectorstore_path()
+    folder = settings.storage.vectorstore_path()
     (folder / "notes.txt").write_text("the user's own file")
     (folder / "chroma.sqlite3").write_bytes(os.urandom(64 * 1024))
     from chromadb.api.client import SharedSystemClient
@@ -62,7 +62,7 @@ def test_garbage_database_is_reported_and_rebuild_repairs_it(tmp_path: Path) -> 
 
 def test_garbage_vector_segments_do_not_crash(tmp_path: Path) -> None:
     settings = indexed(tmp_path / "home")
-    segments = list(settings.vectorstore_path().glob("*/*.bin"))
+    segments = list(settings.storage.vectorstore_path().glob("*/*.bin"))
     assert segments
     for segment in segments:
         segment.write_bytes(os.urandom(segment.stat().st_size))
@@ -90,7 +90,7 @@ def test_read_only_store_is_a_clear_error(tmp_path: Path) -> None:
     if probe.returncode != 0:
         pytest.skip(f"cannot mount read-only here (unshare: {probe.stderr.strip()[:80]})")
     env = {"ASSISTANT_HOME": str(tmp_path / "home")}
-    folder = settings.vectorstore_path()
+    folder = settings.storage.vectorstore_path()
     listed = _read_only(folder, sys.executable, "-m", "assistant", "papers", env=env)
     assert listed.returncode == 1
     assert "is read-only" in listed.stderr and "ASSISTANT_VECTORSTORE" in listed.stderr

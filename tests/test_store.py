@@ -15,7 +15,7 @@ from typing import ClassVar
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from assistant.config import Settings
+from assistant.config import IndexSettings, Settings
 from assistant.errors import IndexBusyError, IndexMissingError
 from assistant.index.indexing import build_index
 from assistant.index.store import lock_path, open_store, writer_lock
@@ -34,6 +34,13 @@ def abstracts(n: int, salt: str = "") -> list[str]:
         f"It uses dataset D{i} and a loss for topic {i * 3}. Experiments confirm the gains."
         for i in range(n)
     ]
+
+
+def chunked(settings: Settings, tokens: int, overlap: int) -> Settings:
+    """``settings`` with another chunk size, below the users' minimum too (short test abstracts
+    need small chunks to be cut at all): not validated, on purpose."""
+    index = IndexSettings.model_construct(chunk_tokens=tokens, chunk_overlap=overlap)
+    return settings.model_copy(update={"index": index})
 
 
 def chunk_state(settings: Settings, embeddings) -> dict[str, tuple]:
@@ -65,11 +72,11 @@ def test_reindex_unchanged_writes_nothing(settings: Settings, fake_embeddings, t
 def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embeddings,
                                                          tmp_path) -> None:
     corpus = write_corpus(tmp_path / "c", abstracts(5))
-    small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 0})
+    small = chunked(settings, 24, 0)
     first = build_index(small, [corpus], embeddings=fake_embeddings)
     assert first.added == 5
 
-    large = settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 0})
+    large = chunked(settings, 200, 0)
     again = build_index(large, [corpus], embeddings=fake_embeddings)
     assert (again.added, again.updated, again.unchanged) == (0, 5, 0)
     assert (first.chunks, again.chunks) == (10, 5)  # one chunk per abstract now, none left over
@@ -77,7 +84,7 @@ def test_new_chunk_size_or_overlap_rechunks_every_paper(settings, fake_embedding
     assert {m["chunking"] for m in found["metadatas"]} == {"200/0+25"}
 
     # The overlap alone changes too: the chunks are the same texts, re-stamped.
-    overlap = settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 16})
+    overlap = chunked(settings, 200, 16)
     third = build_index(overlap, [corpus], embeddings=fake_embeddings)
     assert (third.updated, third.unchanged, third.chunks) == (5, 0, 5)
     fourth = build_index(overlap, [corpus], embeddings=fake_embeddings)
@@ -128,7 +135,7 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
 
     collection = store.collection
     store.collection = Spy()
-    enc = encoding(settings.cache_path())
+    enc = encoding(settings.storage.cache_path())
     seen = []
     report = sync_module.index_papers(store, papers, lambda t: count_tokens(enc, t),
                                        chunk_tokens=32, chunk_overlap=0,
@@ -157,7 +164,7 @@ def test_chunks_are_embedded_by_length_and_each_paper_written_once_whole(
 
 def test_paper_fields_live_on_the_first_chunk_and_reads_restore_them(settings, fake_embeddings,
                                                                      tmp_path) -> None:
-    small = settings.model_copy(update={"chunk_tokens": 32, "chunk_overlap": 0})
+    small = chunked(settings, 32, 0)
     corpus = write_corpus(tmp_path / "c", [a + " " + a for a in abstracts(4)])
     first = build_index(small, [corpus], embeddings=fake_embeddings)
     store = open_store(small, fake_embeddings)
@@ -197,7 +204,7 @@ def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
     import assistant.index.sync as sync_module
     from assistant.ingest.corpus import load_papers
 
-    small = settings.model_copy(update={"chunk_tokens": 24, "chunk_overlap": 12})
+    small = chunked(settings, 24, 12)
     texts = [a + ' It cites (see Sec. 3.) And says "it works." ' + a for a in abstracts(3)]
     corpus = write_corpus(tmp_path / "c", texts)
     build_index(small, [corpus], embeddings=fake_embeddings)
@@ -218,7 +225,7 @@ def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
     # Chunked again another way, over the same chunk ids: no chunk keeps the repeat it had.
     build_index(small, [corpus], embeddings=fake_embeddings)  # the missing chunk back
     for tokens, overlap in [(30, 12), (24, 0), (24, 12)]:
-        again = small.model_copy(update={"chunk_tokens": tokens, "chunk_overlap": overlap})
+        again = chunked(small, tokens, overlap)
         assert build_index(again, [corpus], embeddings=fake_embeddings).updated == 3
         assert {p.id: p.abstract for p in store.papers()} == expected, (tokens, overlap)
         assert all(store.abstract(pid) == text for pid, text in expected.items())
@@ -228,7 +235,7 @@ def test_abstracts_are_the_chunks_joined_and_kept_whole_where_they_are_not(
     # every store before schema 3 did, and it is read from there.
     monkeypatch.setattr(store_module, "join_chunks", lambda texts, overlaps: "")
     monkeypatch.setattr(sync_module, "join_chunks", lambda texts, overlaps: "")
-    rebuilt = build_index(small.model_copy(update={"chunk_overlap": 11}), [corpus],
+    rebuilt = build_index(chunked(small, small.index.chunk_tokens, 11), [corpus],
                           embeddings=fake_embeddings)
     assert rebuilt.updated == 3  # chunked another way: written again
     raw = store.collection.get(where={"chunk": 0}, include=["metadatas"])
@@ -290,7 +297,8 @@ def test_second_indexer_process_fails_fast(settings, fake_embeddings, tmp_path) 
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "assistant", "index", str(corpus)], capture_output=True,
-            text=True, env={**os.environ, "ASSISTANT_HOME": str(settings.home)}, timeout=300,
+            text=True, env={**os.environ, "ASSISTANT_HOME": str(settings.storage.home)},
+            timeout=300,
         )
         elapsed = time.monotonic() - started
     assert result.returncode == 1
@@ -336,7 +344,7 @@ KILLABLE = textwrap.dedent(
     from pathlib import Path
     from typing import ClassVar
     from langchain_core.embeddings import DeterministicFakeEmbedding
-    from assistant.config import Settings
+    from assistant.config import IndexSettings, Settings
     from assistant.index.indexing import build_index
 
     class Slow(DeterministicFakeEmbedding):

@@ -44,8 +44,8 @@ HELP = "\n".join(f"  {name:<9}{what}" for name, what in COMMANDS.items()) + (
 
 def history_path(settings: Settings) -> Path:
     """The prompt history file: under ASSISTANT_HOME when set, else the user data folder."""
-    if settings.home is not None:
-        return settings.home.expanduser() / "chat_history"
+    if settings.storage.home is not None:
+        return settings.storage.home.expanduser() / "chat_history"
     import platformdirs
 
     return Path(platformdirs.user_data_dir("assistant")) / "chat_history"
@@ -201,16 +201,16 @@ class Chat:
         from assistant.models.llm import model_label
 
         settings = self.assistant.settings
-        if arg and not settings.uses_openai():
+        if arg and not settings.models.uses_openai():
             raise InputError("the embedded model is the only local one; set OPENAI_BASE_URL "
                              "(or OPENAI_API_KEY) to choose a model on a server")
         if arg:
-            settings = settings.model_copy(update={"model": arg})
+            settings = settings.replace(model=arg)
             old = self.assistant
             self.assistant = Assistant(settings, embeddings=old.embeddings, store=old.store)
         where = "embedded, run in this process"
-        if settings.uses_openai():
-            where = settings.openai_base_url or "the OpenAI API"
+        if settings.models.uses_openai():
+            where = settings.models.openai_base_url or "the OpenAI API"
         self.view.note(f"{model_label(self.assistant.llm)} ({where})")
 
     def cmd_where(self, arg: str) -> None:
@@ -286,7 +286,7 @@ def _write_whole(path: Path, text: str) -> None:
 def run_chat(assistant: Assistant, read_line: Reader, view: View, *, k: int | None = None,
              intro: bool = True, prompt: str = "> ", where: list[str] | None = None) -> int:
     """Converse until EOF or /quit; returns the exit code (1 when there is no index)."""
-    chat = Chat(assistant, view, k or assistant.settings.k, where=list(where or []))
+    chat = Chat(assistant, view, k or assistant.settings.retrieval.k, where=list(where or []))
     try:
         count = len(chat.papers())
     except AssistantError as exc:

@@ -247,7 +247,8 @@ def run_eval(
         if {p.id for p in papers} != titles.keys():
             notes.append("the baseline indexes a different set of papers than the assistant")
         llm = None if retrieval_only else assistant.llm
-        with open_baseline(papers, assistant.embeddings, llm, assistant.settings.k) as pipeline:
+        k = assistant.settings.retrieval.k
+        with open_baseline(papers, assistant.embeddings, llm, k) as pipeline:
             runs["baseline"] = []
             for n, question in enumerate(questions, start=1):
                 tick = time.perf_counter()
@@ -263,7 +264,7 @@ def run_eval(
         mode="retrieval-only" if retrieval_only else "full",
         questions_file=questions_file,
         settings={
-            "k": assistant.settings.k, "embeddings": assistant.settings.embeddings,
+            "k": assistant.settings.retrieval.k, "embeddings": assistant.settings.models.embeddings,
             "model": None if retrieval_only else model_label(assistant.llm),
             "questions": len(questions), "where": list(where),
         },
@@ -288,7 +289,7 @@ def report_path(settings: Settings, given: Path | None) -> Path:
     if given is not None:
         return given
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return settings.cache_path() / "eval" / f"report-{stamp}.json"
+    return settings.storage.cache_path() / "eval" / f"report-{stamp}.json"
 
 
 def run_eval_command(settings: Settings, args: Any) -> int:
@@ -350,7 +351,7 @@ def run_eval_command(settings: Settings, args: Any) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         heading = (f"{len(questions)} questions ({args.split}), {report.mode}, "
-                   f"{report.seconds:.1f} s ({report.machine}; k={settings.k})")
+                   f"{report.seconds:.1f} s ({report.machine}; k={settings.retrieval.k})")
         print(render_table(report.columns(), heading))
         for note in report.notes:
             print(f"note: {note}")

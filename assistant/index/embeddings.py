@@ -172,27 +172,27 @@ def batches(lengths: list[int], most: int) -> list[slice]:
 
 
 def build_embeddings(settings: Settings) -> Embeddings:
-    """The embedding model named by ``settings.embeddings``."""
-    spec = settings.embeddings.strip()
+    """The embedding model named by ``settings.models.embeddings``."""
+    spec = settings.models.embeddings.strip()
     if spec in ("minilm", MINILM_NAME, "all-MiniLM-L6-v2"):
-        return MiniLMEmbeddings(threads=settings.threads)
+        return MiniLMEmbeddings(threads=settings.models.threads)
     if spec.startswith("openai:"):
         from langchain_openai import OpenAIEmbeddings
 
         from assistant.ingest.tokens import seed_tiktoken_cache
 
-        seed_tiktoken_cache(settings.cache_path())
+        seed_tiktoken_cache(settings.storage.cache_path())
         kwargs: dict[str, Any] = {
             "model": spec.split(":", 1)[1],
-            "timeout": settings.timeout,
-            "max_retries": settings.max_retries,
+            "timeout": settings.models.timeout,
+            "max_retries": settings.models.max_retries,
         }
-        if settings.openai_api_key:
-            kwargs["api_key"] = settings.openai_api_key
+        if settings.models.openai_api_key:
+            kwargs["api_key"] = settings.models.openai_api_key
         else:
             kwargs["api_key"] = "not-needed"  # many local servers accept any key
-        if settings.openai_base_url:
-            kwargs["base_url"] = settings.openai_base_url
+        if settings.models.openai_base_url:
+            kwargs["base_url"] = settings.models.openai_base_url
             kwargs["check_embedding_ctx_length"] = False
         return OpenAIEmbeddings(**kwargs)
     raise ConfigurationError(

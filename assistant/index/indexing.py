@@ -49,7 +49,7 @@ def build_index(
         from assistant.index.embeddings import build_embeddings
 
         embeddings = build_embeddings(settings)
-    enc = encoding(settings.cache_path())
+    enc = encoding(settings.storage.cache_path())
     with writer_lock(lock_path(settings)):
         if rebuild:
             delete_collection(settings)
@@ -59,7 +59,7 @@ def build_index(
                 store,
                 papers,
                 lambda text: count_tokens(enc, text),
-                chunk_tokens=settings.chunk_tokens,
-                chunk_overlap=settings.chunk_overlap,
+                chunk_tokens=settings.index.chunk_tokens,
+                chunk_overlap=settings.index.chunk_overlap,
                 progress=progress,
             )

@@ -23,7 +23,7 @@ from assistant.ingest.chunking import join_chunks
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from assistant.config import Settings
+    from assistant.config import Settings, StorageSettings
 
 # 2: the paper's fields on its first chunk only. 3: the abstract is the chunks joined (each
 # records how much of it repeats the chunk before), kept whole only where they differ from it.
@@ -201,27 +201,33 @@ def embed_text(title: str, text: str) -> str:
     return f"{title}\n{text}"
 
 
+def _server_key(storage: StorageSettings) -> str:
+    """A short name for a collection on a Chroma server, for the files kept about it here."""
+    return hashlib.sha1(f"{storage.chroma_url}/{storage.collection}".encode()).hexdigest()[:16]
+
+
 def lock_path(settings: Settings) -> Path:
     """The lock file that keeps a second indexer off the same store."""
-    if settings.chroma_url:
-        key = hashlib.sha1(f"{settings.chroma_url}/{settings.collection}".encode()).hexdigest()
-        return settings.cache_path() / "locks" / f"{key[:16]}.lock"
-    return settings.vectorstore_path() / ".assistant-index.lock"
+    storage = settings.storage
+    if storage.chroma_url:
+        return storage.cache_path() / "locks" / f"{_server_key(storage)}.lock"
+    return storage.vectorstore_path() / ".assistant-index.lock"
 
 
 def _client(settings: Settings, create: bool) -> tuple[Any, str]:
+    storage = settings.storage
     quiet_third_parties()
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-    if settings.chroma_url:
+    if storage.chroma_url:
         from urllib.parse import urlparse
 
-        url = urlparse(settings.chroma_url)
+        url = urlparse(storage.chroma_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise StoreError(
-                f"ASSISTANT_CHROMA_URL={settings.chroma_url!r} is not an http(s)://host:port URL"
+                f"ASSISTANT_CHROMA_URL={storage.chroma_url!r} is not an http(s)://host:port URL"
             )
         try:
             with _CLIENTS_LOCK:
@@ -232,11 +238,11 @@ def _client(settings: Settings, create: bool) -> tuple[Any, str]:
             client.heartbeat()
         except Exception as exc:
             raise StoreError(
-                f"cannot reach the Chroma server at {settings.chroma_url} ({type(exc).__name__}); "
+                f"cannot reach the Chroma server at {storage.chroma_url} ({type(exc).__name__}); "
                 "start it with `chroma run --path DIR --port PORT` or unset ASSISTANT_CHROMA_URL"
             ) from exc
-        return client, settings.chroma_url
-    path = settings.vectorstore_path()
+        return client, storage.chroma_url
+    path = storage.vectorstore_path()
     if not create and not (path / "chroma.sqlite3").is_file():
         raise IndexMissingError(f"No index at {path} - run `assistant index` first")
     try:
@@ -255,24 +261,25 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
     The collection records the embedding model and dimension it was built with, and
     opening it with another is refused rather than mixing vectors of different models.
     """
+    storage = settings.storage
     client, location = _client(settings, create)
     name = embeddings_name(embeddings)
     try:
         if create:
             collection = client.get_or_create_collection(
-                settings.collection,
+                storage.collection,
                 metadata={"embedding_model": name, "schema": SCHEMA, "hnsw:space": "cosine"},
                 embedding_function=None,
             )
         else:
-            collection = client.get_collection(settings.collection, embedding_function=None)
+            collection = client.get_collection(storage.collection, embedding_function=None)
     except Exception as exc:
         text = str(exc).lower()
         if not create and ("does not exist" in text or "not found" in text):
             raise IndexMissingError(
-                f"No collection '{settings.collection}' at {location} - run `assistant index` first"
+                f"No collection '{storage.collection}' at {location} - run `assistant index` first"
             ) from exc
-        raise StoreError(f"cannot open collection '{settings.collection}' at {location}: {exc}") from exc
+        raise StoreError(f"cannot open collection '{storage.collection}' at {location}: {exc}") from exc
     built_with = (collection.metadata or {}).get("embedding_model")
     if built_with and built_with != name:
         raise IndexMissingError(
@@ -286,11 +293,10 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
             f"The index at {location} holds {dimension}-dimensional vectors but the embedding "
             f"model gives {expected}; run `assistant index --rebuild`"
         )
-    if settings.chroma_url:
-        key = hashlib.sha1(f"{settings.chroma_url}/{settings.collection}".encode()).hexdigest()
-        cache = settings.cache_path() / "bm25" / key[:16]
+    if storage.chroma_url:
+        cache = storage.cache_path() / "bm25" / _server_key(storage)
     else:
-        cache = settings.vectorstore_path() / "bm25" / settings.collection
+        cache = storage.vectorstore_path() / "bm25" / storage.collection
     guarded = Guarded(collection, location, client=client)
     return Store(guarded, embeddings, location, Guarded(client, location), cache)
 
@@ -337,14 +343,15 @@ def _with_papers(metas: list[dict[str, Any]], papers: dict[str, dict[str, Any]]
 
 def delete_collection(settings: Settings) -> None:
     """Drop the collection (for ``--rebuild``); missing is fine, and so is a damaged folder."""
+    storage = settings.storage
     try:
         client, _ = _client(settings, create=True)
     except StoreError:
-        if settings.chroma_url:
+        if storage.chroma_url:
             raise
-        remove_chroma_files(settings.vectorstore_path())  # Chroma cannot open it: start over
+        remove_chroma_files(storage.vectorstore_path())  # Chroma cannot open it: start over
         return
     try:
-        client.delete_collection(settings.collection)
+        client.delete_collection(storage.collection)
     except Exception:  # noqa: BLE001 - absent already: nothing to drop
         pass

@@ -17,7 +17,6 @@ from pydantic import PrivateAttr
 
 from assistant.errors import ModelError
 from assistant.server_errors import (  # noqa: F401  (re-exported)
-    DEFAULT_OPENAI_MODEL,
     model_errors,
     model_failure,
     redact_url,
@@ -200,31 +199,31 @@ class EmbeddedChatModel(BaseChatModel):
 
 def build_llm(settings: Settings) -> BaseChatModel:
     """The chat model the settings call for."""
-    if settings.uses_openai():
+    if settings.models.uses_openai():
         from pydantic import SecretStr
 
         from assistant.ingest.tokens import seed_tiktoken_cache
 
-        seed_tiktoken_cache(settings.cache_path())
+        seed_tiktoken_cache(settings.storage.cache_path())
         return server_chat_model()(
-            model=settings.model or DEFAULT_OPENAI_MODEL,
-            api_key=settings.openai_api_key or SecretStr("not-needed"),
-            base_url=settings.openai_base_url,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
+            model=settings.models.model,
+            api_key=settings.models.openai_api_key or SecretStr("not-needed"),
+            base_url=settings.models.openai_base_url,
+            timeout=settings.models.timeout,
+            max_retries=settings.models.max_retries,
             temperature=0,
-            max_completion_tokens=settings.answer_tokens,
+            max_completion_tokens=settings.answer.answer_tokens,
             stream_usage=True,
         )
     from assistant.models.model_file import MODEL_NAME, ensure_model
 
     return EmbeddedChatModel(
-        model_path=str(ensure_model(settings.cache_path())),
+        model_path=str(ensure_model(settings.storage.cache_path())),
         model_name=MODEL_NAME,
-        n_ctx=settings.llm_context_window,
-        n_threads=settings.threads,
-        max_tokens=settings.answer_tokens,
-        state_dir=str(settings.cache_path()),
+        n_ctx=settings.models.llm_context_window,
+        n_threads=settings.models.threads,
+        max_tokens=settings.answer.answer_tokens,
+        state_dir=str(settings.storage.cache_path()),
     )
 
 

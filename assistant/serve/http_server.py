@@ -23,6 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from assistant import __version__
 from assistant.errors import (
     AssistantError,
     ConfigurationError,
@@ -184,15 +185,15 @@ class Guard:
 
 
 # The application -----------------------------------------------------------------------------
-def build_app(assistant: Assistant, *, key: str | None = None, waiting: int = 8,
+def build_app(assistant: Assistant, *, key: str | None = None,
               mask: Mask = str, stopping: asyncio.Event | None = None) -> Any:
     """The HTTP API over ``assistant`` (an ASGI application); setting ``stopping`` ends the
     requests in flight with 503 (the server sets it when it starts to shut down)."""
     from fastapi.concurrency import run_in_threadpool
 
-    app = FastAPI(title="assistant", version="0.1.0", summary="Answers with checked citations "
+    app = FastAPI(title="assistant", version=__version__, summary="Answers with checked citations "
                   "over the indexed paper abstracts; OpenAI-compatible.")
-    turns = Turns(waiting, stopping or asyncio.Event())
+    turns = Turns(assistant.settings.serve.serve_queue, stopping or asyncio.Event())
     started = int(time.time())
 
     def failed(exc: BaseException) -> JSONResponse:
@@ -309,7 +310,7 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
     import uvicorn
 
     settings = assistant.settings
-    key = settings.api_key.get_secret_value() if settings.api_key else None
+    key = settings.serve.api_key.get_secret_value() if settings.serve.api_key else None
     if not key and not is_loopback(host):
         raise ConfigurationError(
             f"serving on {host} opens the assistant to other machines: set ASSISTANT_API_KEY "
@@ -317,8 +318,7 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
             "127.0.0.1")
     sock = listen(host, port)
     stopping = asyncio.Event()
-    app = build_app(assistant, key=key, waiting=settings.serve_queue, mask=mask,
-                    stopping=stopping)
+    app = build_app(assistant, key=key, mask=mask, stopping=stopping)
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -328,5 +328,5 @@ def serve(assistant: Assistant, host: str = "127.0.0.1", port: int = 8000,
     config = uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="off",
                             ws="none", timeout_graceful_shutdown=3)
     log.info("the model is `%s`; %s; up to %d questions wait their turn", MODEL,
-             "API key required" if key else "no API key", settings.serve_queue)
+             "API key required" if key else "no API key", settings.serve.serve_queue)
     Server(config).run(sockets=[sock])

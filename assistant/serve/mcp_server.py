@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from assistant import __version__
 from assistant.errors import AssistantError, InputError
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def build_server(assistant: Assistant, mask: Callable[[str], str] = str) -> MCPS
     from mcp.server.mcpserver.exceptions import ResourceError
 
     tools = PaperTools(assistant)
-    server = MCPServer("assistant", instructions=INSTRUCTIONS, version="0.1.0")
+    server = MCPServer("assistant", instructions=INSTRUCTIONS, version=__version__)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
