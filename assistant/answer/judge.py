@@ -4,10 +4,9 @@ Asked "which paper uses GFlowNets for molecule design?", the retrieved paper abo
 on synthetic tasks is close in words and in meaning, and no measure of overlap tells it from a
 paraphrase of a real match. The language model can: shown the paper's title and abstract and
 the question (``prompts/judge.md``), the probability it gives to "yes" as its first token is
-high for the paper asked about and lower for the nearest one (dev: 0.81-0.98 for the right
-paper on 28 of 31 questions, 0.53-0.83 for the nearest paper on 22 near misses;
-``benchmarks/judge_probe.py``). The threshold is chosen on the dev split and kept with the
-support model (``assistant/data/support.json``).
+high for the paper asked about and lower for the nearest one (``benchmarks/judge_probe.py``
+measures it; docs/quality.md has the figures). The threshold is chosen on the dev split and
+kept with the support model (``assistant/data/support.json``).
 
 One short prompt and one token: about as long as reading the answer prompt, and it replaces
 writing the answer for these questions (the answer is then the paper and its abstract's own
