@@ -269,18 +269,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-class _SecretFreeFormatter:
-    """Log lines (tracebacks included) with any API key from the environment masked."""
-
-    def __init__(self, fmt: str) -> None:
-        import logging
-
-        self._formatter = logging.Formatter(fmt)
-
-    def format(self, record: Any) -> str:
-        return _secret_free(self._formatter.format(record))
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     import signal
@@ -288,8 +276,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
     from assistant.serve.http_server import serve
 
+    class SecretFree(logging.Formatter):  # log lines, tracebacks too, with API keys masked
+        def format(self, record: logging.LogRecord) -> str:
+            return _secret_free(super().format(record))
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_SecretFreeFormatter("assistant serve: %(levelname)s %(message)s"))
+    handler.setFormatter(SecretFree("assistant serve: %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     for name in ("assistant", "uvicorn"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
