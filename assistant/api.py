@@ -136,18 +136,17 @@ class Assistant:
         with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
         from assistant.server_errors import model_errors
 
-        text, flt = clean_question(question), parse_where(where)
         with model_errors(self.settings):  # the embeddings may come from a server
-            found = self.retriever.retrieve(text, k or self.settings.retrieval.k, where=flt)
-        if flt and not found:
-            raise _no_match(flt)
-        return self._supported(text, found)
+            return self._find(clean_question(question), k, parse_where(where))
 
-    def _supported(self, question: str, sources: list[Source]) -> list[Source]:
-        """``sources`` with how well each supports the question (``Source.support``)."""
+    def _find(self, question: str, k: int | None, flt: Filter) -> list[Source]:
+        """The papers retrieved for ``question``, each with how well it supports it."""
         from assistant.answer.support import score_sources
 
-        return score_sources(question, sources, self.retriever.rarity)
+        found = self.retriever.retrieve(question, k or self.settings.retrieval.k, where=flt)
+        if flt and not found:
+            raise _no_match(flt)
+        return score_sources(question, found, self.retriever.rarity)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None,
             where: Where = None) -> Answer:
@@ -162,14 +161,11 @@ class Assistant:
         """The answer as it is written: iterate for its checked text as it comes; ``.answer``
         is the final ``Answer``."""
         flt = parse_where(where)  # a bad filter fails here, before anything is read
-        return Response(self._with_bibtex(self._pieces(question, history, k, flt)))
-
-    def _with_bibtex(self, pieces: Iterator[str | Answer]) -> Iterator[str | Answer]:
-        """The pieces, the final Answer's citations given their papers' BibTeX."""
-        for piece in pieces:
-            yield self._cite(piece) if isinstance(piece, Answer) else piece
+        pieces = self._pieces(question, history, k, flt)
+        return Response(self._cite(p) if isinstance(p, Answer) else p for p in pieces)
 
     def _cite(self, answer: Answer) -> Answer:
+        """``answer`` with its citations given their papers' BibTeX."""
         from dataclasses import replace
 
         from assistant.answer.references import bibtex_entry
@@ -201,10 +197,7 @@ class Assistant:
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
-            found = self.retriever.retrieve(standalone, k or self.settings.retrieval.k, where=flt)
-            if flt and not found:
-                raise _no_match(flt)
-            sources = self._supported(standalone, found)
+            sources = self._find(standalone, k, flt)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,

@@ -23,6 +23,11 @@ def _where(parser: argparse.ArgumentParser, what: str) -> None:
                         "repeatable, all must hold")
 
 
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
+    parser.add_argument("--model", help="model name on an OpenAI-compatible server")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="assistant",
@@ -49,22 +54,19 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="answer one question with cited titles")
     ask.add_argument("question", help="the question, in quotes")
-    ask.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
-    ask.add_argument("--model", help="model name on an OpenAI-compatible server")
+    _model_options(ask)
     ask.add_argument("--json", action="store_true", help="print the Answer as JSON")
     ask.add_argument("--bibtex", action="store_true",
                      help="print the BibTeX of the cited papers after the answer")
     _where(ask, "answer from")
 
     chat = commands.add_parser("chat", help="a conversation in the terminal, with follow-ups")
-    chat.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
-    chat.add_argument("--model", help="model name on an OpenAI-compatible server")
+    _model_options(chat)
     _where(chat, "answer from")
 
     mcp = commands.add_parser("mcp", help="serve the assistant to MCP clients (Claude Desktop, "
                               "Cursor) over stdio")
-    mcp.add_argument("-k", type=int, metavar="N", help="papers to retrieve (default: ASSISTANT_K)")
-    mcp.add_argument("--model", help="model name on an OpenAI-compatible server")
+    _model_options(mcp)
 
     serve = commands.add_parser("serve", help="serve an OpenAI-compatible HTTP API (Open WebUI, "
                                 "the openai client)")
@@ -72,9 +74,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="address to listen on (default 127.0.0.1; any other needs "
                        "ASSISTANT_API_KEY)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument("-k", type=int, metavar="N",
-                       help="papers to retrieve (default: ASSISTANT_K)")
-    serve.add_argument("--model", help="model name on an OpenAI-compatible server")
+    _model_options(serve)
 
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
     evaluate.add_argument("--questions", type=Path, metavar="FILE",
@@ -114,6 +114,15 @@ def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
         return Settings(**values)
     except ValidationError as exc:
         raise ConfigurationError(f"bad setting: {explain(exc)}") from None
+
+
+def _model_settings(args: argparse.Namespace, **overrides: Any) -> Any:
+    """Settings with ``--model``, which a note says applies only to a model server."""
+    settings = _settings(args, model=args.model, **overrides)
+    if args.model and not settings.models.uses_openai():
+        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
+              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    return settings
 
 
 def _secret_free(text: str) -> str:
@@ -197,10 +206,7 @@ def cmd_papers(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
 
-    settings = _settings(args, model=args.model)
-    if args.model and not settings.models.uses_openai():
-        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
-              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    settings = _model_settings(args)
     assistant = Assistant(settings)
     streamed = False
     response = assistant.stream(args.question, k=args.k, where=args.where)
@@ -248,10 +254,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # stdout carries the protocol: every log line goes to stderr
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         stream=sys.stderr, format="assistant mcp: %(levelname)s %(message)s")
-    settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.models.uses_openai():
-        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
-              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    settings = _model_settings(args, k=args.k)
 
     def interrupted(signum: int, frame: Any) -> None:
         # The SDK reads stdin on a thread that no cancellation reaches: asyncio would wait
@@ -265,18 +268,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-class _SecretFreeFormatter:
-    """Log lines (tracebacks included) with any API key from the environment masked."""
-
-    def __init__(self, fmt: str) -> None:
-        import logging
-
-        self._formatter = logging.Formatter(fmt)
-
-    def format(self, record: Any) -> str:
-        return _secret_free(self._formatter.format(record))
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     import signal
@@ -284,15 +275,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from assistant.api import Assistant
     from assistant.serve.http_server import serve
 
+    class SecretFree(logging.Formatter):  # log lines, tracebacks too, with API keys masked
+        def format(self, record: logging.LogRecord) -> str:
+            return _secret_free(super().format(record))
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_SecretFreeFormatter("assistant serve: %(levelname)s %(message)s"))
+    handler.setFormatter(SecretFree("assistant serve: %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     for name in ("assistant", "uvicorn"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
-    settings = _settings(args, k=args.k, model=args.model)
-    if args.model and not settings.models.uses_openai():
-        print("note: --model applies to OpenAI-compatible servers (set OPENAI_BASE_URL or "
-              "OPENAI_API_KEY); using the embedded model", file=sys.stderr)
+    settings = _model_settings(args, k=args.k)
     # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found:
     # this one, so that a stop asked for ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda signum, frame: None)

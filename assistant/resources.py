@@ -16,25 +16,23 @@ def _in_checkout() -> bool:
     return (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "prompts").is_dir()
 
 
+def _bundled(in_checkout: str, in_wheel: str) -> Path:
+    return _CHECKOUT / in_checkout if _in_checkout() else _PACKAGE / in_wheel
+
+
 def prompts_dir() -> Path:
     """The prompt files: ``prompts/`` in a checkout, package data in a wheel."""
-    if _in_checkout():
-        return _CHECKOUT / "prompts"
-    return _PACKAGE / "_prompts"
+    return _bundled("prompts", "_prompts")
 
 
 def bundled_corpus_dir() -> Path:
     """The bundled ICLR 2026 abstracts with their ``titles.tsv``."""
-    if _in_checkout():
-        return _CHECKOUT / "data" / "iclr2026"
-    return _PACKAGE / "_corpus"
+    return _bundled("data/iclr2026", "_corpus")
 
 
 def eval_questions() -> Path:
     """The team's evaluation question set."""
-    if _in_checkout():
-        return _CHECKOUT / "data" / "eval" / "questions.jsonl"
-    return _PACKAGE / "_eval" / "questions.jsonl"
+    return _bundled("data/eval/questions.jsonl", "_eval/questions.jsonl")
 
 
 def package_data(name: str) -> Path:

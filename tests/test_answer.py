@@ -338,12 +338,12 @@ def test_chunks_written_after_the_lexical_index_are_found(
     assistant.retrieve("anything")  # the lexical index and its table, for this version
     pinned = store.version()
     store.version = lambda max_age=1.0: pinned  # the indexer's change not yet seen
-    before = set(store.chunk_ids())
+    before = set(store.get_all([])["ids"])
     extra.write_text("Extra Papers\n\nWe propose Widget, which sorts marbles by colour.\n")
     build_index(settings, [BUNDLED, extra], embeddings=fake_embeddings)
     from assistant.index.store import embed_text
 
-    new = store.collection.get(ids=[i for i in store.chunk_ids() if i not in before])
+    new = store.collection.get(ids=[i for i in store.get_all([])["ids"] if i not in before])
     assert len(new["ids"]) == 1
     # The fake embeds equal texts equally: this question's nearest chunk is the new one.
     question = embed_text(new["metadatas"][0]["title"], new["documents"][0])

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,17 @@ from assistant.index.embeddings import MINILM_MAX_PIECES
 from assistant.index.store import embed_text
 from assistant.ingest.chunking import (
     chunk_paper,
-    chunk_text,
+    chunk_spans,
     ending_tokens,
     join_chunks,
     split_sentences,
 )
 from assistant.ingest.corpus import load_papers
 from assistant.ingest.tokens import count_tokens, encoding
+
+
+def chunk_text(text: str, count: Callable[[str], int], max_tokens: int, overlap_tokens: int) -> list[str]:
+    return [chunk for chunk, _ in chunk_spans(text, count, max_tokens, overlap_tokens)]
 
 
 def test_sentences_respect_abbreviations() -> None:

@@ -12,7 +12,7 @@ from fake_openai import FakeOpenAI
 from assistant.api import Assistant
 from assistant.config import Settings
 from assistant.errors import ModelError
-from assistant.models.llm import redact_url
+from assistant.server_errors import redact_url
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 QUESTION = "What reward does DrPose maximize?"

@@ -17,7 +17,6 @@ Writer = Callable[[str], None]
 Reader = Callable[[str], str]  # prompt -> line; EOFError ends the chat
 
 
-
 class View(Protocol):
     """What the chat loop writes to; every method takes finished text."""
 

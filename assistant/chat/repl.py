@@ -17,6 +17,7 @@ from assistant.types import Answer
 
 if TYPE_CHECKING:
     from assistant.api import Assistant
+    from assistant.chat.render import Reader
     from assistant.config import Settings
     from assistant.index.store import PaperInfo
 

@@ -25,7 +25,6 @@ class Question:
     kind: str
     text: str
     gold: tuple[str, ...] = ()
-    gold_titles: tuple[str | None, ...] = ()
     key_facts: tuple[tuple[str, ...], ...] = ()
     history: tuple[tuple[str, str], ...] = ()
     expect_abstain: bool = False
@@ -57,7 +56,6 @@ def load_questions(path: Path, split: str | None = None) -> list[Question]:
             question = Question(
                 id=str(row["id"]), kind=str(row.get("type", "factual")), text=str(row["question"]),
                 gold=tuple(str(g) for g in row.get("gold", [])),
-                gold_titles=tuple(row.get("gold_titles", [])),
                 key_facts=tuple(tuple(str(a) for a in fact) for fact in row.get("key_facts", [])),
                 history=tuple((str(q), str(a)) for q, a in row.get("history", [])),
                 expect_abstain=bool(row.get("expect_abstain", False)),

@@ -135,10 +135,6 @@ class Store:
         return _abstract(list(zip(found["documents"] or [], found["metadatas"] or [],
                                   strict=True))) or None
 
-    def chunk_ids(self) -> list[str]:
-        """Every chunk's id, nothing else (cheap even for a large collection)."""
-        return self.get_all([])["ids"]
-
     def chunks(self, ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Text and metadata of the chunks ``ids`` that exist (a deleted id is left out)."""
         if not ids:

@@ -49,7 +49,6 @@ class Paper:
     arxiv_id: str | None = None
     openreview_id: str | None = None
     url: str | None = None
-    external_id: str | None = None
     authors: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     year: int | None = None
@@ -353,7 +352,6 @@ def _papers(records: list[_Record], rows: list[dict[str, str]]) -> list[Paper]:
             arxiv_id=meta.get("arxiv_id") or None,
             openreview_id=meta.get("openreview_id") or None,
             url=meta.get("url") or None,
-            external_id=meta.get("id") or None,
             authors=record.lists.get("authors", ()),
             keywords=record.lists.get("keywords", ()),
             year=int(meta["year"]) if str(meta.get("year", "")).isdigit() else None,

@@ -16,11 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import PrivateAttr
 
 from assistant.errors import ModelError
-from assistant.server_errors import (  # noqa: F401  (re-exported)
-    model_errors,
-    model_failure,
-    redact_url,
-)
+from assistant.server_errors import redact_url
 
 if TYPE_CHECKING:
     from assistant.config import Settings

@@ -59,10 +59,6 @@ class _Chunks:
     def position(self, chunk_id: str) -> int | None:
         return self._position.get(chunk_id)
 
-    def meta(self, i: int) -> dict[str, Any]:
-        """Chunk ``i``'s paper: its id, title, identifiers and the fields filters read."""
-        return self.metas[i]
-
     def save(self, path: Path) -> None:
         """Write the file whole or not at all: other processes may be reading it."""
         tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.tmp")
@@ -163,12 +159,10 @@ class HybridRetriever:
                ) -> list[tuple[str, float]]:
         """Ids and similarities of the nearest chunks (Chroma's own search); with a filter,
         among the chunks its metadata ``where`` keeps."""
-        if where:
-            clause = _chroma_clause(where, table)
-            if clause is None:
-                return []
-            return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
-        return self.store.nearest(vector, _CANDIDATES, total=len(table))
+        clause = _chroma_clause(where, table) if where else None
+        if where and clause is None:
+            return []
+        return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
 
     def rarity(self, term: str) -> float:
         """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
@@ -189,7 +183,7 @@ class HybridRetriever:
         dense = self._dense(table, vector, where)
         bm25 = lexical.bm25.search(question, len(table) if where else _CANDIDATES)
         if where:  # filtered before the top candidates are taken, so that enough are left
-            bm25 = [(i, s) for i, s in bm25 if where.matches(table.meta(i))][:_CANDIDATES]
+            bm25 = [(i, s) for i, s in bm25 if where.matches(table.metas[i])][:_CANDIDATES]
         names = question_names(question)
         # Chunks that Chroma's search finds but were written since the index was built (it
         # follows within a second) are read from the store; every other text comes from the
@@ -204,7 +198,7 @@ class HybridRetriever:
         rankings: list[list[str]] = [[], []]  # dense, lexical
         for chunk_id, similarity in dense:
             at = table.position(chunk_id)
-            meta = table.meta(at) if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            meta = table.metas[at] if at is not None else fetched.get(chunk_id, ("", {}))[1]
             if "paper_id" not in meta or (where and not where.matches(meta)):
                 continue  # deleted by an indexer at this very moment, or filtered out
             papers[chunk_id] = meta
@@ -288,6 +282,6 @@ def _chroma_clause(where: Filter, table: _Chunks) -> dict[str, Any] | None:
     only) is decided here, over the table's papers, and sent as their ids."""
     if all(c.op != "~" and c.field != "title" for c in where.conditions):
         return where.chroma_where()
-    ids = sorted({m["paper_id"] for m in map(table.meta, range(len(table)))
+    ids = sorted({m["paper_id"] for m in table.metas
                   if "paper_id" in m and where.matches(m)})
     return {"paper_id": {"$in": ids}} if ids else None

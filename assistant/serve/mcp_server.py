@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from assistant import __version__
 from assistant.errors import AssistantError, InputError
+from assistant.serve.openai_format import citation
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -106,9 +107,7 @@ def _ref(paper: PaperInfo) -> dict[str, Any]:
 
 
 def ask_result(answer: Answer) -> AskResult:
-    citations = [Citation(number=c.number, title=c.title, paper_id=c.paper_id,
-                          arxiv_id=c.arxiv_id, openreview_id=c.openreview_id, passage=c.text)
-                 for c in answer.citations]
+    citations = [Citation(**citation(c)) for c in answer.citations]
     return AskResult(answer=answer.text, citations=citations, abstained=answer.abstained,
                      references=answer.references, warnings=list(answer.warnings))
 

@@ -109,10 +109,10 @@ def completion(answer: Answer) -> dict[str, Any]:
     }
 
 
-def error_body(message: str, kind: str = "invalid_request_error", code: str | None = None,
-               param: str | None = None) -> dict[str, Any]:
+def error_body(message: str, kind: str = "invalid_request_error", code: str | None = None
+               ) -> dict[str, Any]:
     """OpenAI's error object."""
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def chunk(chunk_id: str, created: int, delta: dict[str, Any], finish: str | None = None,
