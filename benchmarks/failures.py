@@ -27,6 +27,7 @@ def _facts(record: dict, question: dict) -> list[str]:
 
 def why(record: dict, question: dict) -> str | None:
     """One line on why a question failed, or None when it passed."""
+    record = {**record, "answer": " ".join(record["answer"].split())}
     gold, cited = set(record["gold"]), set(record["cited"])
     if record["expect_abstain"]:
         if record["abstained"] and not cited:
@@ -78,7 +79,8 @@ def main() -> None:
             questions[q["id"]] = q
     now = lines(json.loads(args.report.read_text(encoding="utf-8")), questions)
     if args.against is None:
-        print(f"{len(now)} failing of {len(json.loads(args.report.read_text())['questions']['assistant'])}:")
+        total = len(json.loads(args.report.read_text(encoding="utf-8"))["questions"]["assistant"])
+        print(f"{len(now)} failing of {total}:")
         print("\n".join(now.values()))
         return
     before = lines(json.loads(args.against.read_text(encoding="utf-8")), questions)
