@@ -113,8 +113,8 @@ def test_a_100000_token_abstract_is_chunked_within_the_embedder(tmp_path: Path, 
     assert report.papers == 1 and report.chunks > 600
     store = open_store(settings_, fake)
     _, texts, metas = store.all_chunks()
-    last = settings_.chunk_tokens + ending_tokens(settings_.chunk_tokens)
-    assert all(m["tokens"] <= (last if m["chunk"] == report.chunks - 1 else settings_.chunk_tokens)
+    last = settings_.index.chunk_tokens + ending_tokens(settings_.index.chunk_tokens)
+    assert all(m["tokens"] <= (last if m["chunk"] == report.chunks - 1 else settings_.index.chunk_tokens)
                for m in metas)
     assert max(minilm.count_pieces(embed_text("HugeNet", t)) for t in texts) <= MINILM_MAX_PIECES
     assert normalize(store.papers()[0].abstract) == normalize(text)  # kept whole
