@@ -387,3 +387,10 @@ def test_a_which_dataset_answer_must_name_one() -> None:
     other = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                             question="How does SSD-GS relight objects?")
     assert other.wanted is None and other.names_wanted("It uses many lights.")
+
+
+def test_two_letters_are_not_spelled_out_by_any_two_words() -> None:
+    from assistant.text.sentences import spelled_out
+    assert spelled_out("GP", "a deep kernel gaussian process prior")
+    assert not spelled_out("SO", "glowq shares one low-rank approximation")
+

@@ -67,8 +67,11 @@ def spelled_out(acronym: str, text: str) -> bool:
     if not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
         return False
     initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", text))
+    # Two letters are met by chance ("SO" in "shares one"): each word must be a long one.
+    shortest = 4 if len(letters) == 2 else 1
     return letters.lower() in initials and any(
         "".join(w[0] for w in words) == letters.lower()
+        and all(len(w) >= shortest for w in words)
         for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
 
 
