@@ -7,7 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from assistant.answer.intent import asked_for, asks_for_name, topic_terms
-from assistant.answer.markers import Listed, cited_numbers, is_refusal, listed, strip_markers
+from assistant.answer.markers import (
+    Listed,
+    and_join,
+    cited_numbers,
+    is_refusal,
+    listed,
+    strip_markers,
+)
 from assistant.answer.wording import cosine, display, flat, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
@@ -321,8 +328,7 @@ class CitationChecker:
         names = self._names_of([n for n in subject if n in verdict.numbers] or verdict.numbers)
         if not names:
             return verdict
-        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-        return replace(verdict, sentence=f"{said} {verdict.sentence}")
+        return replace(verdict, sentence=f"{and_join(names)} {verdict.sentence}")
 
     def _names_of(self, numbers: Sequence[int]) -> list[str]:
         by_number = {e.number: e for e in self.evidence}

@@ -70,9 +70,14 @@ class Listed:
 
     def naming(self, names: Sequence[str]) -> str:
         """The sentence with the papers' names where their markers were."""
-        said = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        said = and_join(names)
         lead = self.lead if self.before else self.lead.capitalize()
         return f"{self.before}{',' if self.comma else ''} {lead} {said}{self.after}".strip()
+
+
+def and_join(names: Sequence[str]) -> str:
+    """"A", "A and B", "A, B and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def listed(sentence: str) -> Listed | None:
