@@ -115,7 +115,7 @@ class Assistant:
             if self._retriever is None:
                 from assistant.retrieve.retrieval import HybridRetriever
 
-                self._retriever = HybridRetriever(self.store)
+                self._retriever = HybridRetriever(self.store, self.settings.retrieval)
             return self._retriever
 
     @cached_property

@@ -28,6 +28,7 @@ from assistant import resources
 PREFIX = "ASSISTANT_"
 # The ecosystem's own names, honoured as they are (every other field is PREFIX + its name).
 _WELL_KNOWN = {"openai_api_key": "OPENAI_API_KEY", "openai_base_url": "OPENAI_BASE_URL"}
+K_MIN, K_MAX = 1, 50  # papers a question may retrieve: every front end checks this range
 
 
 class _Group(BaseModel):
@@ -120,9 +121,17 @@ class IndexSettings(_Group):
 
 
 class RetrievalSettings(_Group):
-    """How many papers a question retrieves."""
+    """How many papers a question retrieves, and how the dense and BM25 rankings are fused."""
 
-    k: int = Field(5, ge=1, le=50, description="papers retrieved per question.")
+    k: int = Field(5, ge=K_MIN, le=K_MAX, description="papers retrieved per question.")
+    candidates: int = Field(
+        40, ge=5, le=1000, description="chunks each of the dense and the BM25 search puts "
+        "forward before the two rankings are fused.",
+    )
+    fusion_k: int = Field(
+        20, ge=1, le=1000, description="reciprocal-rank-fusion constant: a paper at rank r of a "
+        "list scores 1/(fusion_k + r); smaller lets the top ranks count more.",
+    )
 
 
 class AnswerSettings(_Group):

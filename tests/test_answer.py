@@ -327,6 +327,28 @@ def test_a_question_asks_chroma_once_for_the_nearest_chunks(bundled_home, minilm
         (s.title, s.passages, s.dense) for s in first]
 
 
+def test_retrieval_settings_reach_the_searches_and_the_fusion(bundled_home, minilm,
+                                                              monkeypatch) -> None:
+    """``retrieval.candidates`` is what each search puts forward, ``retrieval.fusion_k`` how
+    fused scores fall with rank: set through the variables users set."""
+    monkeypatch.setenv("ASSISTANT_CANDIDATES", "7")
+    monkeypatch.setenv("ASSISTANT_FUSION_K", "1")
+    assistant = Assistant(Settings(home=bundled_home), embeddings=minilm)
+    asked: list[int] = []
+    nearest = assistant.store.nearest
+    monkeypatch.setattr(assistant.store, "nearest",
+                        lambda vector, n, **kw: asked.append(n) or nearest(vector, n, **kw))
+    sources = assistant.retrieve("How is the sampling budget calibrated?", k=3)
+    assert asked == [7]
+    assert len(sources) == 3
+    # with fusion_k 1 the second paper falls much further behind the first (at most
+    # 1/3 + 1/3 against 1/2 + 1/2) than with the default 20 (2/22 against 2/21)
+    monkeypatch.delenv("ASSISTANT_FUSION_K")
+    loose = Assistant(Settings(home=bundled_home), embeddings=minilm)
+    default = loose.retrieve("How is the sampling budget calibrated?")
+    assert sources[1].score / sources[0].score < 0.7 < default[1].score / default[0].score
+
+
 def test_chunks_written_after_the_lexical_index_are_found(
         settings, fake_embeddings, tmp_path) -> None:
     from assistant.index.indexing import build_index

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.chat.render import PlainView, RichView, View, line_reader, terminal_reader, writer
+from assistant.config import K_MAX, K_MIN
 from assistant.errors import AssistantError, IndexMissingError, InputError
 from assistant.types import Answer
 
@@ -192,8 +193,8 @@ class Chat:
 
     def cmd_k(self, arg: str) -> None:
         if arg:
-            if not arg.isdigit() or not 1 <= int(arg) <= 50:
-                raise InputError("/k takes a number of papers from 1 to 50")
+            if not arg.isdigit() or not K_MIN <= int(arg) <= K_MAX:
+                raise InputError(f"/k takes a number of papers from {K_MIN} to {K_MAX}")
             self.k = int(arg)
         self.view.note(f"{self.k} papers retrieved per question")
 
@@ -324,8 +325,8 @@ def run_chat_command(settings: Settings, k: int | None = None,
     """`assistant chat`: prompt_toolkit and rich in a terminal, plain lines when piped."""
     from assistant.api import Assistant, parse_where
 
-    if k is not None and not 1 <= k <= 50:
-        raise InputError("-k takes a number of papers from 1 to 50")
+    if k is not None and not K_MIN <= k <= K_MAX:
+        raise InputError(f"-k takes a number of papers from {K_MIN} to {K_MAX}")
     parse_where(where)  # a bad --where fails before the chat starts
     assistant = Assistant(settings)  # one per chat: the model loads once
     if sys.stdin.isatty() and sys.stdout.isatty():

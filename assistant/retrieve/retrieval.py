@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.config import RetrievalSettings
 from assistant.index.store import Store, embed_text
 from assistant.ingest.where import Filter
 from assistant.retrieve.lexical import BM25
 from assistant.text.sentences import normalise, question_names
 from assistant.types import Source
 
-RRF_K = 20  # small: with tens of candidates per list, the top ranks should count most
-_CANDIDATES = 40  # chunks taken from each list before fusion
 # What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
 PAPER_FIELDS = ("paper_id", "title", "title_derived", "arxiv_id", "openreview_id",
                 "year", "venue", "authors", "keywords")  # the last four for --where
@@ -99,8 +98,9 @@ class HybridRetriever:
     for the ids of its nearest chunks (Chroma's own search).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, config: RetrievalSettings | None = None) -> None:
         self.store = store
+        self.config = config or RetrievalSettings()
         self._lexical: _Lexical | None = None
         self._lock = threading.Lock()
 
@@ -162,7 +162,7 @@ class HybridRetriever:
         clause = _chroma_clause(where, table) if where else None
         if where and clause is None:
             return []
-        return self.store.nearest(vector, _CANDIDATES, total=len(table), where=clause)
+        return self.store.nearest(vector, self.config.candidates, total=len(table), where=clause)
 
     def rarity(self, term: str) -> float:
         """How rare a stemmed term is among the indexed chunks (its BM25 idf)."""
@@ -181,9 +181,10 @@ class HybridRetriever:
             return []
         vector = self.store.embeddings.embed_query(question)
         dense = self._dense(table, vector, where)
-        bm25 = lexical.bm25.search(question, len(table) if where else _CANDIDATES)
+        candidates = self.config.candidates
+        bm25 = lexical.bm25.search(question, len(table) if where else candidates)
         if where:  # filtered before the top candidates are taken, so that enough are left
-            bm25 = [(i, s) for i, s in bm25 if where.matches(table.metas[i])][:_CANDIDATES]
+            bm25 = [(i, s) for i, s in bm25 if where.matches(table.metas[i])][:candidates]
         names = question_names(question)
         # Chunks that Chroma's search finds but were written since the index was built (it
         # follows within a second) are read from the store; every other text comes from the
@@ -247,7 +248,7 @@ class HybridRetriever:
         fused: dict[str, float] = defaultdict(float)
         for ranking in rankings:
             for rank, pid in enumerate(ranking):
-                fused[pid] += 1.0 / (RRF_K + rank + 1)
+                fused[pid] += 1.0 / (self.config.fusion_k + rank + 1)
         by_paper: dict[str, list[str]] = defaultdict(list)
         for chunk_id in sorted(papers, key=lambda c: -chunk_score[c]):
             by_paper[papers[chunk_id]["paper_id"]].append(chunk_id)

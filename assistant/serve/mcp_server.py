@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from assistant import __version__
+from assistant.config import K_MAX, K_MIN
 from assistant.errors import AssistantError, InputError
 from assistant.serve.openai_format import citation
 
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 K = Annotated[int | None, Field(
-    ge=1, le=50, description="how many papers to retrieve (1 to 50; default: the server's -k, 5)")]
+    ge=K_MIN, le=K_MAX,
+    description=f"how many papers to retrieve ({K_MIN} to {K_MAX}; default: the server's -k, 5)")]
 
 INSTRUCTIONS = (
     "Answers questions about the indexed scientific paper abstracts. Prefer `ask` for a "

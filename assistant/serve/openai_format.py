@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from assistant.config import K_MAX, K_MIN
 from assistant.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,12 +48,12 @@ class ChatRequest(BaseModel):
     model: StrictStr = MODEL
     messages: list[Message] = Field(min_length=1)
     stream: StrictBool | None = False  # null, as some clients send it, is false
-    k: StrictInt | None = Field(None, ge=1, le=50, description="papers to retrieve")
+    k: StrictInt | None = Field(None, ge=K_MIN, le=K_MAX, description="papers to retrieve")
 
 
 class AskRequest(BaseModel):
     question: StrictStr
-    k: StrictInt | None = Field(None, ge=1, le=50, description="papers to retrieve")
+    k: StrictInt | None = Field(None, ge=K_MIN, le=K_MAX, description="papers to retrieve")
 
 
 def conversation(messages: list[Message]) -> tuple[str, History]:
