@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.intent import asked_for, asks_for_name, topic_terms
+from assistant.answer.intent import asked_for, asks_for_name, asks_if, topic_terms
 from assistant.answer.markers import (
     Listed,
     and_join,
@@ -15,7 +15,7 @@ from assistant.answer.markers import (
     listed,
     strip_markers,
 )
-from assistant.answer.wording import cosine, display, flat, stem_in, values_in
+from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     counts,
@@ -32,7 +32,8 @@ from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
 # Source numbers as a sentence's subject: "[1] and [2] are about time series."
-_SUBJECT = re.compile(r"^\W*?((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
+_SUBJECT = re.compile(r"^\W*?(?:(?i:yes)\s*[,:]\s*)?"  # "Yes, [1] has …"
+                      r"((?:\[(?:(?i:sources?)\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]\s*"
                       r"(?:(?:,|;|&|and\b)\s*)?)+)(?=[a-z])")
 # Words that cannot start the predicate after a subject: "[1] in particular …" is no subject.
 _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but this that these
@@ -46,7 +47,7 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
     shows improve improves introduce introduces propose proposes train trains evaluate report
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
-    enable tackle solve handle focus type kind explain tell give compare yes""".split())
+    enable tackle solve handle focus type kind explain tell give compare yes test tested""".split())
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,13 @@ class CitationChecker:
         # without it); the nearest paper, about X alone, is not an answer. A sentence that
         # only repeats the question ("Yes, there is work on X for Y") becomes the paper's
         # title and the abstract's own sentence instead (``_answer``).
+        # "Has X been tested on Y?": a sentence that says yes claims every word of the
+        # question it repeats, and each must be in its source (the nearest paper, about X
+        # alone, does not say Y).
         known = self.known or (lambda word: True)
         self._topic = ({w for w in topic_terms(self.question) - _GENERIC if not known(w)}
-                       if self.papers else set())
+                       if self.papers else topic_terms(self.question) - _GENERIC
+                       if asks_if(self.question) else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
@@ -221,7 +226,7 @@ class CitationChecker:
                     if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
-        if not self._echoes(sentence):
+        if not (self._echoes(sentence) if self.papers else _NEGATION.search(sentence)):
             echoed |= unsaid(self._topic)
         if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
@@ -264,7 +269,7 @@ class CitationChecker:
     def _answer(self, sentence: str, items: list[Evidence], passages: tuple[str, ...]) -> Verdict:
         """A supported sentence; when titles answer the question and the sentence only
         repeats the question or a title, the answer is those papers, by name."""
-        if self.papers and (self._echoes(sentence) or self._is_title(sentence, items)):
+        if self.papers and (self._echoes(sentence) or is_title(sentence, [e.source.title for e in items])):
             lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
             return replace(self.pointer(items, lead), pointer=False)  # the model's own answer
         return Verdict(sentence, tuple(e.number for e in items), passages)
@@ -278,21 +283,6 @@ class CitationChecker:
             return False
         words = set(terms(sentence)) - _GENERIC
         return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
-
-    @staticmethod
-    def _is_title(sentence: str, items: Sequence[Evidence]) -> bool:
-        """Whether the sentence is a cited paper's title and little more ("Yes: <title>",
-        "The paper <title>", the title with a word or two changed)."""
-        said = flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.IGNORECASE))
-        words = said.split()
-        for item in items:
-            title = flat(item.source.title).split()
-            if said == " ".join(title):
-                return True
-            if len(title) >= 4 and len(words) <= len(title) + 2 and (
-                    sum(w in title for w in words) >= 0.8 * max(len(words), len(title))):
-                return True
-        return False
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
@@ -328,7 +318,8 @@ class CitationChecker:
         names = self._names_of([n for n in subject if n in verdict.numbers] or verdict.numbers)
         if not names:
             return verdict
-        return replace(verdict, sentence=f"{and_join(names)} {verdict.sentence}")
+        yes = "Yes, " if lead.start(1) and "yes" in raw[:lead.start(1)].lower() else ""
+        return replace(verdict, sentence=f"{yes}{and_join(names)} {verdict.sentence}")
 
     def _names_of(self, numbers: Sequence[int]) -> list[str]:
         by_number = {e.number: e for e in self.evidence}
