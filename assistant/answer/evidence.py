@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
+from assistant.config import AnswerSettings
 from assistant.ingest.tokens import count_tokens, truncate
 from assistant.text.sentences import key_terms, mentions, normalise, question_names
 from assistant.types import Source
@@ -16,19 +17,20 @@ from assistant.types import Source
 if TYPE_CHECKING:
     import tiktoken
 
-# Below this similarity, and with no name from the question found in the sources, no
-# retrieved paper is about the question: abstain without calling the model.
-MIN_DENSE = 0.2
+_BUDGETS = AnswerSettings()  # the token budgets' defaults, written once in Settings
 
 
 @dataclass
 class AnswerConfig:
-    """The knobs of the chain, taken from Settings."""
+    """The knobs of the chain: the token budgets from Settings, the thresholds fitted on dev
+    (``support.calibration``), and fixed choices."""
 
-    context_tokens: int = 360
-    focus_tokens: int = 300  # 0: always show every retrieved paper
+    context_tokens: int = _BUDGETS.context_tokens
+    focus_tokens: int = _BUDGETS.focus_tokens  # 0: always show every retrieved paper
     passage_tokens: int = 170
-    min_dense: float = MIN_DENSE
+    # Below this similarity, and with no name from the question found in the sources, no
+    # retrieved paper is about the question: abstain without calling the model.
+    min_dense: float = 0.2
     support_threshold: float = 0.35  # a sentence's closeness to its passage
     min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
     relative_support: float = 0.0  # and its share of the best paper's support
