@@ -147,23 +147,12 @@ def test_a_which_dataset_answer_that_names_none_is_no_answer(bundled_home, minil
                                             for d in answer.dropped)
 
 
-@pytest.mark.parametrize(("question", "reply", "kept"), [
-    ("Has risk-sensitive GRPO been tested on code generation benchmarks?",
-     "Yes, [1] has tested risk-sensitive GRPO on code generation benchmarks [1].", False),
-    ("Has risk-sensitive GRPO been tested on math reasoning benchmarks?",
-     "Yes, [1] has tested RS-GRPO on six mathematical reasoning benchmarks [1].", True),
-    ("Does TEDM rely on an external noise schedule?",
-     "No, TEDM does not rely on an external noise schedule [1].", True),
-])
-def test_a_yes_to_a_yes_or_no_question_needs_each_of_its_words_in_the_source(
-        bundled_home, minilm, question, reply, kept) -> None:
-    """"Yes, [1] has tested X on Y": the nearest paper does X on Z, and its abstract never
-    speaks of Y, so the claim is dropped; a "no" claims no word of the question."""
-    answer = make(bundled_home, minilm, reply).ask(question)
-    assert answer.abstained is not kept, answer.text
-    if kept:
-        assert answer.citations and "[1]" in answer.text
-        assert not answer.text.startswith("Yes, has")  # the paper is named, not stripped
-    else:
-        assert not answer.citations
-        assert any("says nothing of: code" in d.reason for d in answer.dropped)
+
+def test_a_paper_named_by_its_number_after_yes_is_named(bundled_home, minilm) -> None:
+    """"Yes, [1] has tested …": the marker is the sentence's subject, so the paper's name
+    takes its place instead of leaving "Yes, has tested …"."""
+    answer = make(bundled_home, minilm, "Yes, [1] has tested RS-GRPO on six mathematical "
+                  "reasoning benchmarks [1].").ask(
+        "Has risk-sensitive GRPO been tested on math reasoning benchmarks?")
+    assert not answer.abstained and answer.citations, answer.text
+    assert answer.text.startswith("Yes, Risk-Sensitive Reinforcement Learning"), answer.text

@@ -132,19 +132,3 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
 def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | None) -> None:
     assert asks_for_name(question) == thing
 
-
-@pytest.mark.parametrize(("question", "polar"), [
-    ("Has risk-sensitive GRPO been tested on code generation benchmarks?", True),
-    ("Does SAFER report results on TriviaQA?", True),
-    ("is DIVERSE cheaper than retraining?", True),
-    ("Is there work on GlowQ for speech?", False),  # whether such work exists
-    ("Does any paper use GFlowNets?", False),
-    ("What does TEDM rely on?", False),
-    ("Which paper proposes GlowQ?", False),
-    ("Are there papers about relighting?", False),
-])
-def test_asks_if_a_yes_or_no_question_about_a_fact(question: str, polar: bool) -> None:
-    """A "yes" to these claims every word of the question (``CitationChecker``)."""
-    from assistant.answer.intent import asks_if
-
-    assert asks_if(question) is polar

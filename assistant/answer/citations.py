@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.intent import asked_for, asks_for_name, asks_if, topic_terms
+from assistant.answer.intent import asked_for, asks_for_name, topic_terms
 from assistant.answer.markers import (
     Listed,
     and_join,
@@ -47,7 +47,7 @@ _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfo
     shows improve improves introduce introduces propose proposes train trains evaluate report
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
-    enable tackle solve handle focus type kind explain tell give compare yes test tested""".split())
+    enable tackle solve handle focus type kind explain tell give compare yes""".split())
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,9 @@ class CitationChecker:
         # without it); the nearest paper, about X alone, is not an answer. A sentence that
         # only repeats the question ("Yes, there is work on X for Y") becomes the paper's
         # title and the abstract's own sentence instead (``_answer``).
-        # "Has X been tested on Y?": a sentence that says yes claims every word of the
-        # question it repeats, and each must be in its source (the nearest paper, about X
-        # alone, does not say Y).
         known = self.known or (lambda word: True)
         self._topic = ({w for w in topic_terms(self.question) - _GENERIC if not known(w)}
-                       if self.papers else topic_terms(self.question) - _GENERIC
-                       if asks_if(self.question) else set())
+                       if self.papers else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
@@ -226,7 +222,7 @@ class CitationChecker:
                     if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
-        if not (self._echoes(sentence) if self.papers else _NEGATION.search(sentence)):
+        if not self._echoes(sentence):
             echoed |= unsaid(self._topic)
         if echoed and not self._values(sentence):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"

@@ -162,13 +162,6 @@ def asks_whether(question: str) -> bool:
     return bool(_EXISTS.match(asked(question)))
 
 
-def asks_if(question: str) -> bool:
-    """Whether a fact question asks yes or no of something ("Has X been tested on Y?"): a
-    "yes" claims every word of it, and a paper is not an answer."""
-    return (kind_of(question) == "fact" and not asks_whether(question)
-            and bool(re.match(rf"\W*{_AUX}\b", asked(question), re.IGNORECASE)))
-
-
 def asks_for_papers(question: str) -> bool:
     """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
     return kind_of(question) != "fact"
