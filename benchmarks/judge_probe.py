@@ -31,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assistant import resources, support  # noqa: E402
+from assistant import resources  # noqa: E402
+from assistant.answer import support  # noqa: E402
 from assistant.answer.intent import identifies  # noqa: E402
 from assistant.answer.support import calibration  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
