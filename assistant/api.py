@@ -223,10 +223,11 @@ class Assistant:
         """The model's yes/no judgement of a paper against a question (None when the model
         gives no token probabilities): assistant/answer/judge.py."""
         from assistant.answer.judge import build_judge
+        from assistant.answer.support import calibration
 
         with self._build_lock:
             if self._judge is None:
-                self._judge = (build_judge(self.llm),)
+                self._judge = (build_judge(self.llm, calibration().judge_band),)
             return self._judge[0]
 
     def rewrite(self, question: str, history: History) -> str:

@@ -74,6 +74,43 @@ def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None
     assert 1 <= len(llm.prompts) <= 2  # the best-supported papers, in turn
 
 
+class TwoMinds(Judged):
+    """P(yes) ``p_yes`` to the first wording, ``p_again`` to the second (the one with a
+    system turn)."""
+
+    p_again: float = 0.5
+
+    def yes_probability(self, messages: list[BaseMessage]) -> float:
+        self.prompts.append(str(messages[-1].content))
+        return self.p_again if messages[0].type == "system" else self.p_yes
+
+
+@pytest.mark.parametrize(("first", "again", "asked", "accepted"), [
+    (0.95, 0.0, 1, True),  # sure: asked once
+    (0.50, 1.0, 1, False),  # sure it does not: asked once
+    (0.80, 0.70, 2, True),  # unsure: the mean, 0.75, passes 0.72
+    (0.80, 0.40, 2, False),  # unsure: the mean, 0.60, does not
+])
+def test_an_unsure_judgement_is_asked_again_in_other_words(bundled_home, minilm, monkeypatch,
+                                                           first, again, asked, accepted) -> None:
+    monkeypatch.setattr("assistant.answer.support.calibration",
+                        lambda: replace(_SHIPPED, judge=0.72, judge_band=(0.7, 0.85),
+                                        judge_within=1.0))  # one paper judged
+    llm = TwoMinds(responses=[""], p_yes=first, p_again=again, prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(WHICH)
+    assert len(llm.prompts) == asked
+    assert answer.abstained is not accepted, answer.text
+    if asked == 2:  # the same paper and question, worded otherwise
+        assert llm.prompts[0] != llm.prompts[1] and all(
+            GLOWQ in p and WHICH in p for p in llm.prompts)
+
+
+def test_the_shipped_band_holds_the_threshold() -> None:
+    """An unsure first answer is one the threshold could go either way on."""
+    low, high = _SHIPPED.judge_band
+    assert 0.5 < low <= _SHIPPED.judge < high <= 1.0
+
+
 def test_is_there_work_keeps_its_yes(bundled_home, minilm) -> None:
     question = "Is there work on sharing a low-rank correction across layers of quantized LLMs?"
     answer = make(bundled_home, minilm, 0.99)[0].ask(question)

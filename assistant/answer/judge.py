@@ -8,6 +8,11 @@ high for the paper asked about and lower for the nearest one (``benchmarks/judge
 measures it; docs/quality.md has the figures). The threshold is chosen on the dev split and
 kept with the support model (``assistant/data/support.json``).
 
+When the first answer is unsure (P(yes) inside ``Calibration.judge_band``, chosen on dev), the
+model is asked again in other words (``prompts/judge_second.md``, with a system turn) and the
+two are averaged: the two wordings err on different papers, and on dev the pair separates
+the paper asked about from the nearest one better than either alone (docs/quality.md).
+
 One short prompt and one token: about as long as reading the answer prompt, and it replaces
 writing the answer for these questions (the answer is then the paper and its abstract's own
 sentence, ``CitationChecker.pointer``). A model that cannot give token probabilities (a fake,
@@ -19,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from assistant.answer.prompts import load_prompt
 from assistant.models.yes_no import share_of_yes
@@ -33,12 +38,29 @@ Judge = Callable[[str, Source], "float | None"]
 _ABSTRACT_CHARS = 1200  # the probe's cut: the abstract's first 1,200 characters
 
 
-def prompt(question: str, source: Source) -> list[BaseMessage]:
-    """The judge's one message: the paper, its passages as the caller chose them (its whole
-    abstract, or the excerpt shown for the question), the question."""
+def prompt(question: str, source: Source, second: bool = False) -> list[BaseMessage]:
+    """The judge's message: the paper, its passages as the caller chose them (its whole
+    abstract, or the excerpt shown for the question), the question; the ``second`` asking
+    words it otherwise, after a system turn."""
     body = (" ".join(source.passages) or source.text)[:_ABSTRACT_CHARS]
-    text = load_prompt("judge").format(title=source.title, abstract=body, question=question)
-    return [HumanMessage(text)]
+    name = "judge_second" if second else "judge"
+    text = load_prompt(name).format(title=source.title, abstract=body, question=question)
+    if not second:
+        return [HumanMessage(text)]
+    return [SystemMessage(load_prompt("judge_second_system").format()), HumanMessage(text)]
+
+
+def _twice(ask: Callable[[list[BaseMessage]], float | None],
+           band: tuple[float, float]) -> Judge:
+    """A judge that asks again, in other words, when the first P(yes) is inside ``band``
+    (from, below), and gives the mean of the two."""
+    def judge(question: str, source: Source) -> float | None:
+        first = ask(prompt(question, source))
+        if first is None or not band[0] <= first < band[1]:
+            return first
+        again = ask(prompt(question, source, second=True))
+        return first if again is None else (first + again) / 2
+    return judge
 
 
 def _server_yes(llm: Any, messages: list[BaseMessage]) -> float | None:
@@ -51,25 +73,24 @@ def _server_yes(llm: Any, messages: list[BaseMessage]) -> float | None:
     return share_of_yes(top)
 
 
-def build_judge(llm: BaseChatModel) -> Judge | None:
-    """A judge on ``llm``, or None when the model cannot say how sure it is."""
+def build_judge(llm: BaseChatModel, band: tuple[float, float] = (0.0, 0.0)) -> Judge | None:
+    """A judge on ``llm``, or None when the model cannot say how sure it is; a first P(yes)
+    inside ``band`` is asked again (an empty band: never)."""
     own = getattr(llm, "yes_probability", None)
     if callable(own):
-        def judge(question: str, source: Source) -> float | None:
-            return own(prompt(question, source))
-        return judge
+        return _twice(own, band)
     if hasattr(llm, "openai_api_base"):  # ChatOpenAI and our ServerChatModel
         unable: list[bool] = []
 
-        def server_judge(question: str, source: Source) -> float | None:
+        def server_yes(messages: list[BaseMessage]) -> float | None:
             if unable:
                 return None
             try:
-                value = _server_yes(llm, prompt(question, source))
+                value = _server_yes(llm, messages)
             except Exception:  # noqa: BLE001  (a server that refuses logprobs: write instead)
                 value = None
             if value is None:
                 unable.append(True)  # not asked again: the answer is written and checked
             return value
-        return server_judge
+        return _twice(server_yes, band)
     return None

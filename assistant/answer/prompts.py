@@ -16,6 +16,8 @@ VARIABLES: dict[str, frozenset[str]] = {
     "rewrite": frozenset({"history", "question"}),
     "baseline": frozenset({"context", "question"}),  # the evaluation's tutorial pipeline
     "judge": frozenset({"title", "abstract", "question"}),  # does this paper answer it?
+    "judge_second": frozenset({"title", "abstract", "question"}),  # asked another way
+    "judge_second_system": frozenset(),  # the second asking's system turn
 }
 
 

@@ -46,6 +46,7 @@ class Calibration:
     judge: float = 0.0  # the model's P(yes) a "which paper" answer needs (0: no judge)
     judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
+    judge_band: tuple[float, float] = (0.0, 0.0)  # a first P(yes) here is asked again (from, below)
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -56,11 +57,13 @@ class Calibration:
 def calibration() -> Calibration:
     """The calibration shipped with the package (``assistant/data/support.json``)."""
     data = json.loads(resources.package_data("support.json").read_text(encoding="utf-8"))
+    band = data.get("judge_band") or (0.0, 0.0)
     return Calibration({f: float(data["weights"][f]) for f in FEATURES}, float(data["bias"]),
                        float(data["threshold"]), float(data.get("relative", 0.0)),
                        float(data.get("judge_threshold", 0.0)),
                        str(data.get("judge_on", "abstract")),
-                       float(data.get("judge_within", 0.0)))
+                       float(data.get("judge_within", 0.0)),
+                       (float(band[0]), float(band[1])))
 
 
 def _has_term(term: str, words: set[str]) -> bool:
