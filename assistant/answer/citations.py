@@ -265,7 +265,8 @@ class CitationChecker:
     def _answer(self, sentence: str, items: list[Evidence], passages: tuple[str, ...]) -> Verdict:
         """A supported sentence; when titles answer the question and the sentence only
         repeats the question or a title, the answer is those papers, by name."""
-        if self.papers and (self._echoes(sentence) or is_title(sentence, [e.source.title for e in items])):
+        titles = [e.source.title for e in items]
+        if self.papers and (self._echoes(sentence) or is_title(sentence, titles)):
             lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
             return replace(self.pointer(items, lead), pointer=False)  # the model's own answer
         return Verdict(sentence, tuple(e.number for e in items), passages)
