@@ -202,6 +202,7 @@ class Assistant:
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
                               focus_tokens=self.settings.answer.focus_tokens,
+                              quote_sentences=self.settings.answer.quote_sentences,
                               min_support=fitted.threshold,
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,

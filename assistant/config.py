@@ -147,6 +147,10 @@ class AnswerSettings(_Group):
     )
     question_tokens: int = Field(200, ge=16, description="longer questions are cut.")
     answer_tokens: int = Field(320, ge=16, description="most tokens the model may generate.")
+    quote_sentences: int = Field(
+        2, ge=0, le=5, description="sentences of the cited paper's abstract, those closest to the "
+        "question, quoted and cited under an answer as its evidence; 0 turns this off.",
+    )
 
 
 class ServeSettings(_Group):

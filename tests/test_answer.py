@@ -10,6 +10,7 @@ from conftest import BUNDLED
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.quotes import LEAD as QUOTE_LEAD
 from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
@@ -38,6 +39,11 @@ def number_of(assistant: Assistant, question: str, title: str) -> int:
     return titles.index(title) + 1
 
 
+def model_said(answer) -> str:
+    """The answer's text above the abstract's sentences quoted under it."""
+    return answer.text.partition("\n" + QUOTE_LEAD)[0]
+
+
 def test_citation_maps_to_the_paper_and_is_renumbered(bundled_home, minilm) -> None:
     question = "What reward does DrPose maximize?"
     probe = Assistant(Settings(home=bundled_home), embeddings=minilm)
@@ -45,7 +51,7 @@ def test_citation_maps_to_the_paper_and_is_renumbered(bundled_home, minilm) -> N
     assistant, _ = make(bundled_home, minilm, f"DrPose maximizes PoseScore, a differentiable reward [{n}].")
     answer = assistant.ask(question)
     assert not answer.abstained
-    assert answer.text == "DrPose maximizes PoseScore, a differentiable reward [1]."
+    assert model_said(answer) == "DrPose maximizes PoseScore, a differentiable reward [1]."
     assert [c.title for c in answer.citations] == [DRPOSE]
     assert answer.citations[0].arxiv_id == "2603.02619"
     assert "PoseScore" in answer.citations[0].text  # the supporting passage
@@ -55,7 +61,7 @@ def test_citation_maps_to_the_paper_and_is_renumbered(bundled_home, minilm) -> N
 def test_out_of_range_number_is_removed_and_sentence_reattributed(bundled_home, minilm) -> None:
     assistant, _ = make(bundled_home, minilm, "DrPose maximizes PoseScore [9].")
     answer = assistant.ask("What reward does DrPose maximize?")
-    assert answer.text == "DrPose maximizes PoseScore [1]."
+    assert model_said(answer) == "DrPose maximizes PoseScore [1]."
     assert [c.title for c in answer.citations] == [DRPOSE]
     assert any(d.sentence == "[9]" for d in answer.dropped)
 
@@ -82,6 +88,35 @@ def test_unsupported_sentence_is_dropped_supported_one_kept(bundled_home, minilm
     assert any("4096" in d.sentence for d in answer.dropped)
 
 
+def test_the_abstracts_own_sentences_are_quoted_under_an_answer(bundled_home, minilm) -> None:
+    """The evidence in the paper's words, cited: each quoted sentence is the abstract's, the
+    question's detail is among them, and what the answer already says is not quoted again."""
+    question = "How was the DrPose15K dataset put together?"
+    reply = "DrPose15K was built for pose diversity [1]."
+    assistant, _ = make(bundled_home, minilm, reply)
+    answer = assistant.ask(question)
+    said, _, quote = answer.text.partition("\n" + QUOTE_LEAD)
+    assert said == "DrPose15K was built for pose diversity [1]." and quote.endswith('" [1].')
+    sentences = quote.removesuffix(" [1].").split(" … ")
+    abstract = assistant.store.abstract(answer.citations[0].paper_id)
+    assert 1 <= len(sentences) <= 2
+    assert all(s.startswith('"') and s.endswith('"') and s.strip('"') in abstract for s in sentences)
+    assert "DrPose15K" in quote
+    assert [c.title for c in answer.citations] == [DRPOSE]
+
+    # a sentence the answer gives word for word is not quoted under it again
+    first = sentences[0].strip('"')
+    again, _ = make(bundled_home, minilm, f"{first.rstrip('.')} [1].")
+    assert first not in again.ask(question).text.partition(QUOTE_LEAD)[2]
+
+    # none when turned off, and none under an abstention
+    off = Assistant(Settings(home=bundled_home, answer={"quote_sentences": 0}),
+                    llm=FakeListChatModel(responses=[reply]), embeddings=minilm)
+    assert off.ask(question).text == said
+    refused, _ = make(bundled_home, minilm, "The sources do not say.")
+    assert QUOTE_LEAD not in refused.ask(question).text
+
+
 class Counting(FakeListChatModel):
     """A fake model that counts the pieces of its reply it was asked to stream."""
 
@@ -97,7 +132,7 @@ def test_a_repeated_sentence_is_kept_once(bundled_home, minilm) -> None:
     said = "GlowQ shares a low-rank approximation across groups of layers [1]."
     assistant, _ = make(bundled_home, minilm, f"{said}\n{said}\n{said}")
     answer = assistant.ask("What is GlowQ?")
-    assert answer.text == said
+    assert model_said(answer) == said
     assert [d.reason for d in answer.dropped] == ["repeats an earlier sentence"]
 
 
@@ -111,7 +146,7 @@ def test_a_model_caught_in_a_loop_is_stopped(bundled_home, minilm) -> None:
         llm = Counting(responses=[reply])
         answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(
             "What is GlowQ?")
-        assert answer.text == text
+        assert model_said(answer) == text
         # read up to the line's second time, not the 40 of them
         assert llm.streamed <= len(reply) - 38 * len(line)
         assert answer.dropped[-1].reason == "repeats an earlier sentence"

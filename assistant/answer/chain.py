@@ -27,6 +27,7 @@ from assistant.answer.intent import (
 )
 from assistant.answer.markers import split_units
 from assistant.answer.prompts import load_prompt
+from assistant.answer.quotes import closest_sentences, quoted
 from assistant.answer.support import backing as supporting
 from assistant.ingest.tokens import count_tokens
 from assistant.text.sentences import (
@@ -313,7 +314,28 @@ def generate(
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, first_token, usage)
         return
+    quote = _quote(question, render, "".join(kept), abstract, embed_many, config)
+    if quote:
+        kept.append("\n" + quote)
+        yield "\n" + quote
     yield finish("".join(kept).strip(), render, False, first_token, usage)
+
+
+def _quote(question: str, render: _Render, answer: str,
+           abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
+           config: AnswerConfig) -> str:
+    """The first cited paper's sentences closest to the question, quoted and cited under an
+    answer in the model's words; none under a list of papers, which names them only."""
+    if (not config.quote_sentences or embed_many is None or not render.display
+            or asks_for_papers(question) or asks_for_several(question)):
+        return ""
+    number = min(render.display, key=render.display.__getitem__)
+    item = render.evidence[number]
+    text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
+    sentences = closest_sentences(question, text, answer, embed_many, config.quote_sentences)
+    if not sentences:
+        return ""
+    return render.sentence(Verdict(quoted(sentences), (number,), (item.passages[0],)))
 
 
 def _said(raw: str) -> str:

@@ -28,6 +28,7 @@ class AnswerConfig:
     context_tokens: int = _BUDGETS.context_tokens
     focus_tokens: int = _BUDGETS.focus_tokens  # 0: always show every retrieved paper
     passage_tokens: int = 170
+    quote_sentences: int = _BUDGETS.quote_sentences  # the abstract's own, under the answer
     # Below this similarity, and with no name from the question found in the sources, no
     # retrieved paper is about the question: abstain without calling the model.
     min_dense: float = 0.2

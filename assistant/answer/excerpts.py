@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from assistant.text.sentences import key_terms, normalise, question_names, split_sentences
 from assistant.text.stems import terms
 from assistant.types import Source
-
-if TYPE_CHECKING:
-    pass
 
 EmbedMany = Callable[[list[str]], list[list[float]]]
 
@@ -26,6 +22,15 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
+
+
+def relevance(sentence: str, vector: Sequence[float], query: Sequence[float],
+              asked: set[str], names: set[str]) -> float:
+    """How near a sentence is to the question: in meaning, plus the share of the question's
+    words it uses and whether it holds a name the question gives."""
+    overlap = len(set(terms(sentence)) & asked) / len(asked) if asked else 0.0
+    named = any(n in normalise(sentence) for n in names)
+    return _cosine(query, vector) + 0.3 * overlap + 0.3 * named
 
 
 def select_excerpts(
@@ -65,13 +70,9 @@ def select_excerpts(
     chosen: list[tuple[Source, tuple[str, ...]]] = []
     position = 0
     for source, group, share in zip(sources, sentences, shares, strict=True):
-        scored = []
-        for index, sentence in enumerate(group):
-            words = set(terms(sentence))
-            overlap = len(words & asked) / len(asked) if asked else 0.0
-            named = any(n in normalise(sentence) for n in names)
-            score = _cosine(query, rest[position + index]) + 0.3 * overlap + 0.3 * named
-            scored.append((score, index, sentence))
+        vectors = rest[position:position + len(group)]
+        scored = [(relevance(sentence, vector, query, asked, names), index, sentence)
+                  for index, (sentence, vector) in enumerate(zip(group, vectors, strict=True))]
         position += len(group)
         picked: list[tuple[int, str]] = []
         used = 0
