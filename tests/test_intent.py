@@ -26,6 +26,10 @@ KINDS = [
     ("Find me work on imitating an expert's risk attitude.", "identify"),
     ("What is the method behind sharing low-rank corrections across layers?", "identify"),
     ("What is the approach that fine-tunes on PoseScore?", "identify"),
+    ("Name a video generator that was trained to reproduce cell biology.", "identify"),
+    ("name an encoder which needs no attention", "identify"),
+    ("Name a dataset that SSD-GS is evaluated on.", "fact"),  # its paper is named
+    ("Name the reward DrPose maximizes.", "fact"),
     ("Show me the results of DrPose.", "fact"),
     ("wich paper does time series forcasting with difusion?", "fact"),  # typo: no rule fires
     # several papers are
@@ -132,3 +136,21 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
 def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | None) -> None:
     assert asks_for_name(question) == thing
 
+
+
+@pytest.mark.parametrize(("question", "unheld_names"), [
+    # the abstract writes the acronym out: the question is about it
+    ("Does the deep kernel GP approach give uncertainty estimates?", []),
+    ("Do the GPs here give uncertainty estimates?", []),
+    # a name no source holds, in any form
+    ("Does the deep kernel GP approach report results on ETTh1?", ["etth1"]),
+    ("Is the deep kernel approach trained with MCMC?", ["mcmc"]),
+    ("Does the deep kernel approach pretrain a VAE?", ["vae"]),
+])
+def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
+    from assistant.answer.evidence import unheld
+    from assistant.types import Source
+
+    source = Source("p1", "Meta-Learning Inductive Biases using Deep Kernel Gaussian Processes",
+                    "We meta-learn deep kernel Gaussian processes for normative theories.", 1.0)
+    assert unheld(question, [source]) == unheld_names

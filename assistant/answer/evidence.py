@@ -3,6 +3,7 @@ names, and the passages that fit the token budget."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -11,7 +12,13 @@ from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
 from assistant.config import AnswerSettings
 from assistant.ingest.tokens import count_tokens, truncate
-from assistant.text.sentences import key_terms, mentions, normalise, question_names
+from assistant.text.sentences import (
+    key_terms,
+    mentions,
+    normalise,
+    question_names,
+    spelled_out,
+)
 from assistant.types import Source
 
 if TYPE_CHECKING:
@@ -79,8 +86,11 @@ def unheld(question: str, sources: Sequence[Source]) -> list[str]:
     """The names the question gives (TriviaQA, ETTh1, NeRF) that no retrieved paper holds: the
     question is about something the papers do not speak of."""
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    # an acronym the abstract writes out ("GP": "Gaussian Processes") is held
+    acronyms = {normalise(a): a for a in re.findall(r"\b[A-Z]{2,6}s?\b", question)}
     return sorted(n for n in strong_names(question)
-                  if not any(mentions(t, n) or n in t for t in texts))
+                  if not any(mentions(t, n) or n in t or (n in acronyms and spelled_out(
+                      acronyms[n], t)) for t in texts))
 
 
 def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:

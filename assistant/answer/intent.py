@@ -56,6 +56,10 @@ _IDENTIFY = re.compile(
     rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b",
     re.IGNORECASE,
 )
+# "Name a video generator that …": one thing of any kind, described and not named, asks for
+# the paper that made it ("Name a dataset that SSD-GS uses" names its paper: a fact).
+_NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
+                       re.IGNORECASE)
 _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
     r"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b",
@@ -147,7 +151,8 @@ def kind_of(question: str) -> Kind:
     several = bool(_LIST.search(own)) and not _OF_METHODS.match(own)
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
-    if _IDENTIFY.search(own) and not _part_of_named(own):
+    if (_IDENTIFY.search(own) and not _part_of_named(own)) or (
+            _NAME_ONE.search(own) and not strong_names(own)):
         return "identify"
     return "list" if several else "fact"
 
