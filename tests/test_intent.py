@@ -30,6 +30,11 @@ KINDS = [
     ("name an encoder which needs no attention", "identify"),
     ("Name a dataset that SSD-GS is evaluated on.", "fact"),  # its paper is named
     ("Name the reward DrPose maximizes.", "fact"),
+    ("how many purification methods does the distillation paper propose?", "fact"),
+    ("How many papers propose variants of GRPO?", "list"),  # it counts papers
+    ("Does Agentic Predictor beat state-of-the-art methods on utility too?", "fact"),
+    ("Can it beat other methods? (follow-up to: What is GlowQ?)", "fact"),
+    ("Do the papers on time series use diffusion methods?", "list"),
     ("Show me the results of DrPose.", "fact"),
     ("wich paper does time series forcasting with difusion?", "fact"),  # typo: no rule fires
     # several papers are

@@ -145,9 +145,20 @@ _OF_METHODS = re.compile(rf"^\W*(?:what|which|how|why|when|where)\s+{_AUX}\b(?!.
                          re.IGNORECASE)
 
 
+# "How many purification methods does X propose?" counts things (unless it counts papers), and
+# "Does Agentic Predictor beat other methods?" asks about a named subject: facts, whatever
+# plural nouns follow.
+_COUNT_OR_ABOUT = re.compile(
+    rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{_PAPER}\b))"
+    rf"|^\W*(?i:{_AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
+    rf"(?!.*\b(?i:{_PAPER})\b)")
+
+
 def kind_of(question: str) -> Kind:
     """``list`` when several papers answer it, ``identify`` when one paper does, else ``fact``."""
     own = asked(question)
+    if _COUNT_OR_ABOUT.match(own):
+        return "fact"
     several = bool(_LIST.search(own)) and not _OF_METHODS.match(own)
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
