@@ -36,6 +36,9 @@ def why(record: dict, question: dict) -> str | None:
     if record["abstained"]:
         if not record["dropped"]:
             best = max(record.get("support", {}).values(), default=0.0)
+            if record.get("first_token") is not None:  # the model wrote, and said no
+                return ("false abstention: the model said the sources do not answer "
+                        f"(support {best:.4f})")
             return f"false abstention before the model (support {best:.4f})"
         first = record["dropped"][0]
         return f'false abstention: dropped "{first["sentence"][:70]}" ({first["reason"]})'
