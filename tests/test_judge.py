@@ -234,26 +234,3 @@ def test_the_shipped_list_share_is_looser_than_the_single_answer_share() -> None
     """Lists judge more papers than the support gate alone would show (the judge, not the
     share, keeps the others out)."""
     assert 0.0 < _SHIPPED.list_relative <= _SHIPPED.relative
-
-
-class JudgeAndWriter(FakeListChatModel):
-    """A fake model that gives P(yes) and also writes its reply, recording judge prompts."""
-
-    prompts: list = []  # noqa: RUF012  (one list per instance: set in the test)
-
-    def yes_probability(self, messages: list[BaseMessage]) -> float:
-        self.prompts.append(str(messages[-1].content))
-        return 0.01
-
-
-def test_a_list_asked_of_the_one_paper_it_names_is_written_not_judged(bundled_home,
-                                                                        minilm) -> None:
-    """"List the methods the GlowQ abstract …" asks for things inside one paper: a fact,
-    written by the model and checked, not a list of papers for the judge to refuse."""
-    question = ("List the low-rank correction methods that the GlowQ abstract says insert "
-                "error-correction modules into every decoder block.")
-    llm = JudgeAndWriter(responses=["LQER, QERA and ASER insert error-correction modules [1]."],
-                         prompts=[])
-    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(question)
-    assert llm.prompts == []
-    assert not answer.abstained and "LQER" in answer.text

@@ -150,13 +150,10 @@ def generate(
 
     # Only papers whose abstract supports the question are shown, listed or cited; when none
     # does (a near miss: the nearest paper is about something else), the answer says so.
-    backing = supporting(sources, config.min_support, config.relative_support)
-    # "Which papers …?" with a judge: the papers near the best are each judged (below); not
-    # "List the methods the GlowQ abstract names", about the one paper it names
-    listing = (judge is not None and config.list_relative > 0 and asks_for_several(question)
-               and focus(question, backing, lists=True) is None)
-    if listing:
-        backing = supporting(sources, config.min_support, config.list_relative)
+    # "Which papers …?" with a judge: the papers near the best are each judged (below)
+    listing = judge is not None and config.list_relative > 0 and asks_for_several(question)
+    backing = supporting(sources, config.min_support,
+                         config.list_relative if listing else config.relative_support)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())

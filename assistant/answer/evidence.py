@@ -67,15 +67,14 @@ def _holds(source: Source, names: set[str]) -> bool:
     return all(mentions(haystack, name) for name in names)
 
 
-def focus(question: str, sources: Sequence[Source], lists: bool = False) -> Source | None:
-    """The one retrieved paper that the question names, if there is exactly one (for a
-    "which papers" question too with ``lists``).
+def focus(question: str, sources: Sequence[Source]) -> Source | None:
+    """The one retrieved paper that the question names, if there is exactly one.
 
     "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
     other retrieved paper contains every name of the question, the others are only noise
     for a small model, and tokens it must read before its first word.
     """
-    if asks_for_several(question) and not lists:
+    if asks_for_several(question):
         return None
     names = question_names(question)
     if not names:
