@@ -197,8 +197,8 @@ def generate(
                                    f"papers asked for (P(yes) {p:.2f} < {bar:.2f})")
                            for e, p in judged if p < bar)
             listed = [e for e, p in judged if p >= bar]
-            text = "\n".join(render.sentence(v) for v in checker.listing(
-                listed, "Yes: " if asks_whether(question) else "")) or ABSTAIN_TEXT
+            text = ABSTAIN_TEXT if not listed else render.sentence(replace(checker.pointer(
+                listed, "Yes: " if asks_whether(question) else ""), pointer=False))
             yield text
             yield finish(text, render if listed else None, not listed,
                          round(time.perf_counter() - started, 3) if listed else None, Usage())

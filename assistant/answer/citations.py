@@ -154,19 +154,11 @@ class CitationChecker:
             tuple(e.number for e in items), tuple(e.passages[0] for e in items), pointer=True,
         )
 
-    def listing(self, items: Sequence[Evidence], lead: str = "") -> list[Verdict]:
-        """A "which papers" answer, a line per paper: its name and, in quotes, the sentence of
-        its abstract that shares the most of the question's words."""
-        claims = enumerate((item, *self.claim(item, one=True)) for item in items)
-        return [Verdict(f'{lead if n == 0 else ""}{self.label(item)}: "{said[0]}"',
-                        (item.number,), (passage,)) for n, (item, passage, said) in claims]
-
-    def claim(self, item: Evidence, one: bool = False) -> tuple[str, tuple[str, ...]]:
+    def claim(self, item: Evidence) -> tuple[str, tuple[str, ...]]:
         """(passage, sentences): what the paper does, in its abstract's words (or, without the
         abstract, its passages'): the sentence that says what it proposes ("we propose …",
         "this paper presents …") sharing the most of the question's words, and, when another
-        sentence shares more of them, that one too (``one``: that one alone), in the
-        abstract's order."""
+        sentence shares more of them, that one too, in the abstract's order."""
         whole = self.abstract(item.source.paper_id) if self.abstract else None
         scored = []  # (shared words, proposes, position, sentence, passage)
         for passage in ([whole] if whole else item.passages):
@@ -179,8 +171,6 @@ class CitationChecker:
         proposing = [s for s in scored if s[1]] or scored
         main = max(proposing, key=lambda s: (s[0], -s[2]))
         closest = max(scored, key=lambda s: (s[0], -s[2]))
-        if one:
-            return (whole or closest[4]), (closest[3],)
         both = closest[0] > main[0] and (whole or closest[4] is main[4])
         picked = sorted({main, closest} if both else {main}, key=lambda s: s[2])
         passage = whole if whole else main[4]
