@@ -207,8 +207,7 @@ class Assistant:
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,
                               judge_on=fitted.judge_on,
-                              judge_within=fitted.judge_within,
-                              list_relative=fitted.list_relative)
+                              judge_within=fitted.judge_within)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,

@@ -194,37 +194,3 @@ def test_a_clear_second_place_is_not_judged() -> None:
     assert [e.number for e in _to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
     assert len(_to_judge(far, replace(config, judge_within=0.0))) == 2
     assert 0.0 < calibration().judge_within <= 1.0  # shipped, chosen on dev
-
-
-LIST = "Which papers propose variants of GRPO?"
-
-
-@pytest.mark.parametrize(("first", "listed"), [(0.99, True), (0.80, True), (0.30, False)])
-def test_a_list_holds_the_papers_the_model_accepts_each_judged_once(bundled_home, minilm,
-                                                                     first, listed) -> None:
-    """"Which papers …?": every paper near the best is judged on its own, once (0.80 is in
-    the band where a which-paper answer is asked again; a list is not), and the answer lists
-    the accepted ones without the model writing; none accepted is "not covered"."""
-    llm = TwoMinds(responses=[""], p_yes=first, p_again=0.0, prompts=[])
-    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
-    retrieved = assistant.retrieve(LIST)
-    best = max(s.support for s in retrieved)
-    shown = [s for s in retrieved
-             if s.support >= _SHIPPED.threshold and s.support >= _SHIPPED.list_relative * best]
-    answer = assistant.ask(LIST)
-    assert len(shown) >= 2 and len(llm.prompts) == len(shown)  # once each, none again
-    assert all(LIST in p for p in llm.prompts)
-    if listed:
-        assert [c.title for c in answer.citations] == [s.title for s in shown]
-        assert answer.text.endswith("".join(f"[{i}]" for i in range(1, len(shown) + 1)) + ".")
-    else:
-        assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations
-        assert [d.sentence for d in answer.dropped] == [s.title for s in shown]
-        assert all("not one of the papers asked for (P(yes) 0.30" in d.reason
-                   for d in answer.dropped)
-
-
-def test_the_shipped_list_share_is_looser_than_the_single_answer_share() -> None:
-    """Lists judge more papers than the support gate alone would show (the judge, not the
-    share, keeps the others out)."""
-    assert 0.0 < _SHIPPED.list_relative <= _SHIPPED.relative

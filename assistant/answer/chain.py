@@ -150,10 +150,7 @@ def generate(
 
     # Only papers whose abstract supports the question are shown, listed or cited; when none
     # does (a near miss: the nearest paper is about something else), the answer says so.
-    # "Which papers …?" with a judge: the papers near the best are each judged (below)
-    listing = judge is not None and config.list_relative > 0 and asks_for_several(question)
-    backing = supporting(sources, config.min_support,
-                         config.list_relative if listing else config.relative_support)
+    backing = supporting(sources, config.min_support, config.relative_support)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
@@ -186,23 +183,6 @@ def generate(
         known=known,
     )
     render = _Render({e.number: e for e in evidence})
-    if listing:
-        # each paper judged once (the second wording asks whether it alone answers), and the
-        # list is those the model accepts; none accepted: not covered
-        judged = [(e, judge(question, _judged(e, config, abstract), False))
-                  for e in evidence if checker.relevant(e)]
-        if judged and all(p is not None for _, p in judged):
-            bar = config.judge_threshold
-            dropped.extend(Dropped(e.source.title, "the model judged that it is not one of the "
-                                   f"papers asked for (P(yes) {p:.2f} < {bar:.2f})")
-                           for e, p in judged if p < bar)
-            listed = [e for e, p in judged if p >= bar]
-            text = ABSTAIN_TEXT if not listed else render.sentence(replace(checker.pointer(
-                listed, "Yes: " if asks_whether(question) else ""), pointer=False))
-            yield text
-            yield finish(text, render if listed else None, not listed,
-                         round(time.perf_counter() - started, 3) if listed else None, Usage())
-            return
     if judge is not None and identifies(question):
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper

@@ -42,7 +42,6 @@ class AnswerConfig:
     support_threshold: float = 0.35  # a sentence's closeness to its passage
     min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
     relative_support: float = 0.0  # and its share of the best paper's support
-    list_relative: float = 0.0  # that share for a "which papers" list the judge reads (0: as above)
     judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
     judge_papers: int = 2  # the best-supported papers put to the judge, in turn
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown

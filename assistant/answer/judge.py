@@ -33,7 +33,7 @@ from assistant.types import Source
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
 
-Judge = Callable[..., "float | None"]  # (question, source, again=True) -> P(yes)
+Judge = Callable[[str, Source], "float | None"]
 
 _ABSTRACT_CHARS = 1200  # the probe's cut: the abstract's first 1,200 characters
 
@@ -53,10 +53,10 @@ def prompt(question: str, source: Source, second: bool = False) -> list[BaseMess
 def _twice(ask: Callable[[list[BaseMessage]], float | None],
            band: tuple[float, float]) -> Judge:
     """A judge that asks again, in other words, when the first P(yes) is inside ``band``
-    (from, below), and gives the mean of the two; ``again=False``: the first answer only."""
-    def judge(question: str, source: Source, again: bool = True) -> float | None:
+    (from, below), and gives the mean of the two."""
+    def judge(question: str, source: Source) -> float | None:
         first = ask(prompt(question, source))
-        if first is None or not again or not band[0] <= first < band[1]:
+        if first is None or not band[0] <= first < band[1]:
             return first
         again = ask(prompt(question, source, second=True))
         return first if again is None else (first + again) / 2

@@ -47,7 +47,6 @@ class Calibration:
     judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
     judge_band: tuple[float, float] = (0.0, 0.0)  # a first P(yes) here is asked again (from, below)
-    list_relative: float = 0.0  # with a judge, "which papers" lists judge papers from this share
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -64,8 +63,7 @@ def calibration() -> Calibration:
                        float(data.get("judge_threshold", 0.0)),
                        str(data.get("judge_on", "abstract")),
                        float(data.get("judge_within", 0.0)),
-                       (float(band[0]), float(band[1])),
-                       float(data.get("list_relative", 0.0)))
+                       (float(band[0]), float(band[1])))
 
 
 def _has_term(term: str, words: set[str]) -> bool:
