@@ -137,6 +137,8 @@ def generate(
 
     started = started if started is not None else time.perf_counter()
     dropped: list[Dropped] = []
+    if embed_many is not None:  # the excerpts and the quote read the same sentences
+        embed_many = _remembered(embed_many)
 
     def finish(text: str, render: _Render | None, abstained: bool, first: float | None,
                usage: Usage) -> Answer:
@@ -319,6 +321,18 @@ def generate(
         kept.append("\n" + quote)
         yield "\n" + quote
     yield finish("".join(kept).strip(), render, False, first_token, usage)
+
+
+def _remembered(embed_many: EmbedMany) -> EmbedMany:
+    """``embed_many`` that embeds each text once, however often it is asked for."""
+    seen: dict[str, list[float]] = {}
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        new = [t for t in dict.fromkeys(texts) if t not in seen]
+        if new:
+            seen.update(zip(new, embed_many(new), strict=True))
+        return [seen[t] for t in texts]
+    return embed
 
 
 def _quote(question: str, render: _Render, answer: str,
