@@ -12,6 +12,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.quotes import LEAD as QUOTE_LEAD
 from assistant.answer.support import backing, calibration
 from assistant.api import Assistant
 from assistant.config import Settings
@@ -78,6 +79,12 @@ def test_a_title_answer_also_says_what_the_paper_does(bundled_home, minilm, repl
     said = answer.text.split('"')[1]
     assert len(said.split()) >= 8 and said in answer.citations[0].text
     assert said.rstrip(".") != GLOWQ
+    # then the abstract's sentences closest to the question, other than the one given
+    pointer, _, quote = answer.text.partition("\n" + QUOTE_LEAD)
+    abstract = make(bundled_home, minilm, None).store.abstract(answer.citations[0].paper_id)
+    quoted = quote.removesuffix(" [1].").split(" … ")
+    assert quote.endswith('" [1].') and all(q.strip('"') in abstract for q in quoted)
+    assert not any(q.strip('"') in pointer for q in quoted)
 
 
 @pytest.mark.parametrize("question", [

@@ -339,9 +339,10 @@ def _quote(question: str, render: _Render, answer: str,
            abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
            config: AnswerConfig) -> str:
     """The first cited paper's sentences closest to the question, quoted and cited under an
-    answer in the model's words; none under a list of papers, which names them only."""
+    answer (under a which-paper answer too: its quote says what the paper proposes, these what
+    the question asked about); none under a list of papers, which names them only."""
     if (not config.quote_sentences or embed_many is None or not render.display
-            or asks_for_papers(question) or asks_for_several(question)):
+            or asks_for_several(question)):
         return ""
     number = min(render.display, key=render.display.__getitem__)
     item = render.evidence[number]
