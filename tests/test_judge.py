@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage
 
 from assistant.answer.chain import ABSTAIN_TEXT
 from assistant.answer.judge import build_judge, prompt
+from assistant.answer.quotes import LEAD as QUOTE_LEAD
 from assistant.answer.support import calibration
 from assistant.api import Assistant
 from assistant.config import Settings
@@ -64,6 +65,15 @@ def test_an_accepted_paper_is_the_answer_with_its_own_sentence(bundled_home, min
     # the judge saw the paper's title, its abstract and the question, once
     assert len(llm.prompts) == 1
     assert GLOWQ in llm.prompts[0] and WHICH in llm.prompts[0] and said in llm.prompts[0]
+    # under it, the abstract's sentences closest to the question, other than the one given
+    pointer, _, quote = answer.text.partition("\n" + QUOTE_LEAD)
+    abstract = assistant.store.abstract(answer.citations[0].paper_id)
+    quoted = quote.removesuffix(" [1].").split(" … ")
+    assert quote.endswith('" [1].') and all(q.strip('"') in abstract for q in quoted)
+    assert not any(q.strip('"') in pointer for q in quoted)
+    # streamed as it is returned
+    response = assistant.stream(WHICH)
+    assert "".join(response) == answer.text == response.answer.text
 
 
 def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None:

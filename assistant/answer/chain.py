@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -185,6 +185,13 @@ def generate(
         known=known,
     )
     render = _Render({e.number: e for e in evidence})
+
+    def quoted_under(said: str) -> Generator[str, None, str]:
+        """Stream the quote under the answer ``said`` (already shown); the whole text."""
+        quote = _quote(question, render, said, abstract, embed_many, config)
+        if quote:
+            yield "\n" + quote
+        return said + ("\n" + quote if quote else "")
     if judge is not None and identifies(question):
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
@@ -198,7 +205,8 @@ def generate(
                 piece = render.sentence(replace(checker.pointer([item], lead), pointer=False))
                 first = round(time.perf_counter() - started, 3)
                 yield piece
-                yield finish(piece, render, False, first, Usage())
+                text = yield from quoted_under(piece)
+                yield finish(text, render, False, first, Usage())
                 return
             dropped.append(Dropped(item.source.title, (
                 f"the model judged that it does not answer the question "
@@ -311,16 +319,14 @@ def generate(
         if found is not None:
             piece = render.sentence(replace(checker.pointer([found]), pointer=False))
             yield piece
-            yield finish(piece, render, False, first_token, usage)
+            text = yield from quoted_under(piece)
+            yield finish(text, render, False, first_token, usage)
             return
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, first_token, usage)
         return
-    quote = _quote(question, render, "".join(kept), abstract, embed_many, config)
-    if quote:
-        kept.append("\n" + quote)
-        yield "\n" + quote
-    yield finish("".join(kept).strip(), render, False, first_token, usage)
+    text = yield from quoted_under("".join(kept))
+    yield finish(text.strip(), render, False, first_token, usage)
 
 
 def _remembered(embed_many: EmbedMany) -> EmbedMany:
