@@ -73,6 +73,11 @@ def test_echo_check_drops_invented_answers_but_not_other_word_forms() -> None:
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="Under which licence is HUMAINE released?")
     assert "licenc" in checker.check("HUMAINE is released under an open licence [1].").dropped.reason
+    # a word that frames what is asked is not: the source states the drawback without the word
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What is the downside of the model HUMAINE uses?")
+    assert checker.check("A downside of the Bayesian model is that it needs preference data "
+                         "from Agentic Predictor's users [1].").dropped is None
     # what the question asks for is the thing exploited, not "exploiting": the verb may echo
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="What does HUMAINE exploit?")

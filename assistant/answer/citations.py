@@ -42,12 +42,16 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
-# Question words an answer may repeat without the source using them.
+# Question words an answer may repeat without the source using them: verbs of doing, and the
+# words that frame what is asked (a downside, an advantage) rather than name it; an abstract
+# states a drawback without calling it one.
 _GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
     shows improve improves introduce introduces propose proposes train trains evaluate report
     present presents study address reach obtain get make do describe mean means stand stands
     call called name named aim goal main key idea contribution problem result results help allow
-    enable tackle solve handle focus type kind explain tell give compare yes""".split())
+    enable tackle solve handle focus type kind explain tell give compare yes downside downsides
+    drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
+    advantage advantages benefit benefits strength strengths motivation purpose""".split())
 
 
 @dataclass(frozen=True)
