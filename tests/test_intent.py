@@ -28,6 +28,11 @@ KINDS = [
     ("What is the approach that fine-tunes on PoseScore?", "identify"),
     ("Name a video generator that was trained to reproduce cell biology.", "identify"),
     ("name an encoder which needs no attention", "identify"),
+    # "works", "studies" as verbs are not papers to list
+    ("point me to a paper that plans in plain English and works backward from the goal",
+     "identify"),
+    ("Which study retools the denoising machinery that works so well for images?", "identify"),
+    ("Is there a paper that studies privacy in polymatrix games?", "identify"),
     ("Name a dataset that SSD-GS is evaluated on.", "fact"),  # its paper is named
     ("Name the reward DrPose maximizes.", "fact"),
     ("how many purification methods does the distillation paper propose?", "fact"),
@@ -49,6 +54,8 @@ KINDS = [
     ("What reward does DrPose maximize?", "fact"),
     ("What do earlier diffusion-based interaction methods rely on for contact?", "fact"),
     ("How do the two approaches differ in what they optimise?", "fact"),
+    ("What fraction of the memory of fine-tuning approaches does Value Matching need?", "fact"),
+    ("Which of the approaches scale to 20,000 papers?", "list"),
     ("What do the papers on time series propose?", "list"),
     ("What approach does DIVERSE use to search its latent space?", "fact"),
     ("What method does it use to calibrate the budget?", "fact"),

@@ -40,6 +40,9 @@ _LIST = re.compile(
     rf"\b(?:papers|works|studies|articles|methods|approaches|techniques|frameworks|publications)"
     rf"\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
     rf"|\bseveral\s+{_PAPER}", re.IGNORECASE)
+# "… machinery that works so well", "a paper that … and works backward": a verb, not papers.
+_AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studies|approaches)\b",
+                      re.IGNORECASE)
 _IDENTIFY = re.compile(
     # which / what paper (anywhere: "… Which paper does this?")
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_PAPER}\b"
@@ -139,10 +142,19 @@ def join_follow_up(question: str, earlier: str) -> str:
     return f"{question}{FOLLOW_UP}{earlier})"
 
 
-# "What do earlier … methods rely on?", "How do the methods compare?": methods are the
-# subject asked about, not papers to list (unless the noun is papers, works, studies …).
-_OF_METHODS = re.compile(rf"^\W*(?:what|which|how|why|when|where)\s+{_AUX}\b(?!.*\b{_PAPER}\b)",
-                         re.IGNORECASE)
+# "What do earlier … methods rely on?", "How do the methods compare?", "What fraction of the
+# memory of fine-tuning approaches does X need?": a wh-question that asks for something else
+# (not "what methods …", "which of the approaches …"), with methods in its topic, is no list
+# (unless it speaks of papers, works, studies …).
+_WH_START = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b", re.IGNORECASE)
+_WH_PLURAL = re.compile(r"^\W*(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){0,2}?(?:papers|works|"
+                        r"studies|articles|methods|approaches|techniques|frameworks|publications)\b",
+                        re.IGNORECASE)
+_PAPERS = re.compile(r"\b(?:papers|works|studies|articles|publications)\b", re.IGNORECASE)
+
+
+def _asks_for_other(own: str) -> bool:
+    return bool(_WH_START.match(own)) and not _WH_PLURAL.match(own) and not _PAPERS.search(own)
 
 
 # "How many purification methods does X propose?" counts things (unless it counts papers), and
@@ -159,7 +171,8 @@ def kind_of(question: str) -> Kind:
     own = asked(question)
     if _COUNT_OR_ABOUT.match(own):
         return "fact"
-    several = bool(_LIST.search(own)) and not _OF_METHODS.match(own)
+    nouns = _AS_VERB.sub(" ", own)
+    several = bool(_LIST.search(nouns)) and not _asks_for_other(nouns)
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or (
