@@ -84,6 +84,46 @@ def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None
     assert 1 <= len(llm.prompts) <= 2  # the best-supported papers, in turn
 
 
+# A long paraphrase that shares few words with its paper: under the support gate.
+FAR = ("Which paper lets a household robot that cannot see the whole room plan backwards from "
+       "its goal, with action descriptions written in everyday English?")
+NL_PDDL = "Natural Language PDDL (NL-PDDL)"
+
+
+class Unsure(Judged):
+    """A model that cannot say how sure it is (a server without ``logprobs``)."""
+
+    def yes_probability(self, messages: list[BaseMessage]) -> None:  # type: ignore[override]
+        self.prompts.append(str(messages[-1].content))
+        return None
+
+
+def test_a_which_paper_question_under_the_gate_is_put_to_the_judge(bundled_home,
+                                                                    minilm) -> None:
+    """No paper passes the support gate, so only the judge may answer: it reads the
+    best-supported paper, and its yes is the answer, its no (or no judgement) an abstention."""
+    probe = Assistant(Settings(home=bundled_home), embeddings=minilm)
+    best = max(probe.retrieve(FAR), key=lambda s: s.support)
+    assert best.title.startswith(NL_PDDL) and best.support < calibration().threshold
+    # without a judge the gate decides, and the model is not asked
+    gated = Assistant(Settings(home=bundled_home), embeddings=minilm,
+                      llm=FakeListChatModel(responses=[f"{NL_PDDL} [1]."]))
+    assert gated.ask(FAR).abstained
+
+    accepted, llm = make(bundled_home, minilm, 0.99)
+    answer = accepted.ask(FAR)
+    assert not answer.abstained and answer.citations[0].title.startswith(NL_PDDL)
+    assert len(llm.prompts) == 1 and NL_PDDL in llm.prompts[0]
+
+    refused, llm = make(bundled_home, minilm, 0.05)
+    answer = refused.ask(FAR)
+    assert answer.abstained and not answer.citations and llm.prompts
+
+    unsure = Unsure(responses=[""], prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=unsure, embeddings=minilm).ask(FAR)
+    assert answer.abstained and not answer.citations and unsure.prompts  # and nothing written
+
+
 class TwoMinds(Judged):
     """P(yes) ``p_yes`` to the first wording, ``p_again`` to the second (the one with a
     system turn)."""

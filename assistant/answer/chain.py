@@ -153,6 +153,12 @@ def generate(
     # Only papers whose abstract supports the question are shown, listed or cited; when none
     # does (a near miss: the nearest paper is about something else), the answer says so.
     backing = supporting(sources, config.min_support, config.relative_support)
+    # "Which paper …?" that no paper passes the gate for: the judge reads the best-supported
+    # ones and decides (a long paraphrase shares few words with its paper), and nothing else
+    # may answer.
+    judged_only = not backing and judge is not None and identifies(question)
+    if judged_only:
+        backing = sorted(sources, key=lambda s: -s.support)[: config.judge_papers]
     if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield ABSTAIN_TEXT
         yield finish(ABSTAIN_TEXT, None, True, None, Usage())
@@ -199,6 +205,8 @@ def generate(
         for item in _to_judge(evidence, config):
             p_yes = judge(question, _judged(item, config, abstract))
             if p_yes is None:
+                if judged_only:
+                    continue  # under the gate only the judge may answer: the gate stands
                 break  # the model cannot say how sure it is: it writes the answer instead
             if p_yes >= config.judge_threshold:
                 lead = "Yes: " if asks_whether(question) else ""
