@@ -10,7 +10,6 @@ import sys
 import pytest
 from conftest import ROOT
 
-
 SCRIPTS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
                  if '__name__ == "__main__"' in p.read_text(encoding="utf-8"))
 

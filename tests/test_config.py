@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from pydantic import ValidationError
 
 from assistant.config import (
@@ -15,7 +16,6 @@ from assistant.config import (
     explain,
     variable,
 )
-from conftest import run_cli
 
 # Every variable a user could set before the settings were grouped, with a value to set.
 FLAT = {
@@ -160,8 +160,9 @@ def test_importing_the_package_changes_no_environment() -> None:
 def test_the_version_is_written_once() -> None:
     import tomllib
 
-    import assistant
     from conftest import ROOT
+
+    import assistant
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" in project["project"]["dynamic"]
