@@ -1,0 +1,189 @@
+"""Writing the answer: the model's stream, cut into sentences, each checked before it is shown.
+
+The model streams its answer; a sentence is shown only once it is complete and the checker
+(``citations.CitationChecker``) has kept it, with its sources numbered in order of first use
+(``Render``). A dropped sentence goes to ``dropped`` with its reason.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assistant.answer.citations import CitationChecker, Evidence, Verdict
+from assistant.answer.intent import asks_for_papers
+from assistant.answer.markers import split_units
+from assistant.text.sentences import split_sentences
+from assistant.types import Citation, Dropped, Usage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+
+UNNAMED = "the answer names no "  # a Dropped reason: "… names no dataset"
+
+
+@dataclass
+class Render:
+    """Numbers citations in order of first use and collects what the answer cites."""
+
+    evidence: dict[int, Evidence]
+    display: dict[int, int] = field(default_factory=dict)
+    passages: dict[int, str] = field(default_factory=dict)
+
+    def sentence(self, verdict: Verdict) -> str:
+        marks = []
+        for number, passage in zip(verdict.numbers, verdict.passages, strict=True):
+            if number not in self.display:
+                self.display[number] = len(self.display) + 1
+                self.passages[number] = passage
+            marks.append(f"[{self.display[number]}]")
+        text = verdict.sentence.rstrip()
+        end = text[-1] if text and text[-1] in ".!?" else "."
+        body = text[:-1].rstrip() if text and text[-1] in ".!?" else text
+        return f"{body} {''.join(marks)}{end}"
+
+    def citations(self) -> tuple[Citation, ...]:
+        out = []
+        for number, shown in sorted(self.display.items(), key=lambda item: item[1]):
+            source = self.evidence[number].source
+            out.append(
+                Citation(
+                    number=shown, paper_id=source.paper_id, title=source.title,
+                    text=self.passages[number], title_derived=source.title_derived,
+                    arxiv_id=source.arxiv_id, openreview_id=source.openreview_id,
+                )
+            )
+        return tuple(out)
+
+
+class Writer:
+    """One answer as the model writes it: the sentences kept so far, whether the model said
+    the sources do not answer (``refused``) or started repeating itself (``looping``)."""
+
+    def __init__(self, question: str, checker: CitationChecker, render: Render,
+                 dropped: list[Dropped]) -> None:
+        self.question, self.checker, self.render, self.dropped = question, checker, render, dropped
+        self.kept: list[str] = []
+        self.refused = False
+        self.looping = False
+        self.first_token: float | None = None
+        self.usage = Usage()
+        self._claims_dropped = False
+        self._line_has_text = False
+        self._seen: set[tuple[str, tuple[int, ...]]] = set()  # sentences kept, with their sources
+        self._written: set[str] = set()  # every sentence the model wrote, kept or not
+
+    def stream(self, llm: BaseChatModel, messages: list[BaseMessage],
+               started: float) -> Iterator[str]:
+        """Stream the model's answer and yield each sentence the checks keep, as shown."""
+        pending = ""
+        stream = llm.stream(messages)
+        try:
+            for chunk in stream:
+                self.usage = _usage(chunk) or self.usage
+                text = str(chunk.content or "")
+                if not text:
+                    continue
+                if self.first_token is None:
+                    self.first_token = round(time.perf_counter() - started, 3)
+                pending += text
+                ready, pending = _complete_part(pending)
+                for prefix, raw, ends_line in split_units(ready) if ready else ():
+                    yield from self._handle(prefix, raw, ends_line or ready.endswith("\n"))
+                    if self.looping:
+                        break
+                if self.refused or self.looping:
+                    break  # the sources lack the answer, or the model repeats itself: stop it
+        finally:
+            close = getattr(stream, "close", None)
+            if close:
+                close()
+        if self.usage == Usage():  # stopped before the last chunk, which carries the counts
+            counts = getattr(llm, "stopped_usage", lambda: None)()
+            if counts:
+                self.usage = Usage(int(counts["input_tokens"]), int(counts["output_tokens"]))
+        if not self.refused and not self.looping and pending.strip():
+            for prefix, raw, ends_line in split_units(pending):
+                yield from self._handle(prefix, raw, ends_line)
+        for number in sorted(set(self.checker.invalid_markers)):
+            self.dropped.append(Dropped(f"[{number}]", "cites a source number that was not given"))
+
+    def _handle(self, prefix: str, raw: str, ends_line: bool) -> Iterator[str]:
+        said_before = _said(raw)
+        if said_before in self._written:
+            # The model decodes greedily: once it writes a sentence again word for word it
+            # is in a loop and would repeat it up to its token limit.
+            self.dropped.append(Dropped(raw, "repeats an earlier sentence"))
+            self.looping = True
+            return
+        if said_before:
+            self._written.add(said_before)
+        verdict = self.checker.check(raw)
+        if verdict.refusal:
+            if not self.kept:
+                self.refused = True
+            else:
+                self.dropped.append(Dropped(verdict.sentence, "says the sources lack something"))
+            return
+        if verdict.dropped:
+            self.dropped.append(verdict.dropped)
+            if verdict.dropped.reason not in ("empty", "no claim to check"):
+                self._claims_dropped = True
+            return
+        if (not self.kept and not verdict.pointer
+                and not self.checker.names_wanted(verdict.sentence)):
+            # "Which dataset …?" answered "X uses a real-world dataset": true, and no answer
+            self.dropped.append(Dropped(verdict.sentence, f"{UNNAMED}{self.checker.wanted}"))
+            self._claims_dropped = True
+            return
+        if verdict.pointer and (self.kept or self._claims_dropped
+                                or not asks_for_papers(self.question)):
+            # A trailing "[1]" after sentences that carry their own citations, or after a
+            # claim the checks dropped (it was that claim's citation), or paper titles given
+            # as the answer to a question that titles do not answer.
+            return
+        said = (verdict.sentence.strip().rstrip(".!?").lower(), verdict.numbers)
+        if said in self._seen:
+            self.dropped.append(Dropped(verdict.sentence, "repeats an earlier sentence"))
+            return
+        self._seen.add(said)
+        piece = self.render.sentence(verdict)
+        if self.kept and self._line_has_text:
+            piece = " " + piece
+        elif self.kept:
+            piece = "\n" + prefix + piece
+        else:
+            piece = prefix + piece
+        self._line_has_text = not ends_line
+        self.kept.append(piece)
+        yield piece
+
+
+def _usage(chunk: Any) -> Usage | None:
+    meta = getattr(chunk, "usage_metadata", None)
+    if not meta:
+        return None
+    return Usage(int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)))
+
+
+def _said(raw: str) -> str:
+    """A sentence's words, for spotting one written again; empty for a bare citation."""
+    words = " ".join(raw.lower().split()).rstrip(".!?,;: ")
+    return words if any(c.isalpha() for c in re.sub(r"\[[^\]]*\]", "", words)) else ""
+
+
+def _complete_part(text: str) -> tuple[str, str]:
+    """Split streamed text into the part made of finished sentences and the rest."""
+    if "\n" in text:
+        head, _, tail = text.rpartition("\n")
+        return head + "\n", tail
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return "", text
+    last = sentences[-1]
+    cut = text.rfind(last)
+    return text[:cut], text[cut:]
