@@ -253,6 +253,13 @@ def test_source_numbers_as_subject_become_the_papers_names() -> None:
     # a marker after a capitalised subject is a citation, not a subject
     assert checker.check("TEDM forecasts time series with diffusion [1].").sentence == (
         "TEDM forecasts time series with diffusion.")
+    # markers alone, joined by "and" or "or", are the papers they number
+    lists = CitationChecker(evidence[:2], embed=lambda text: (1.0, 0.0), several=True,
+                            papers=True, question="Which papers are about time series?")
+    for reply in ("[1] and [2].", "[1] or [2]", "[1], [2]"):
+        named = lists.check(reply)
+        assert named.pointer and named.numbers == (1, 2) and not named.dropped, reply
+        assert "TEDM" in named.sentence and "TimeOmni-1" in named.sentence
 
 
 def test_what_is_no_subject_no_echo_and_no_mention() -> None:

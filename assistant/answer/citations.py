@@ -41,6 +41,7 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 # A sentence that says what the paper itself does: "we propose", "this paper presents"
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
+_JOINS = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)  # what joins markers listed alone
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 # Question words an answer may repeat without the source using them: verbs of doing, and the
 # words that frame what is asked (a downside, an advantage) rather than name it; an abstract
@@ -343,7 +344,7 @@ class CitationChecker:
         valid = {e.number for e in self.evidence}
         self.invalid_markers += [n for n in numbers if n not in valid]
         sentence = strip_markers(raw)
-        if not sentence.strip("*_#-:;,. "):
+        if not _JOINS.sub("", sentence).strip("*_#-:;,.& "):  # "[1] and [2]."
             pointed = [e for e in self.evidence if e.number in numbers]
             if pointed and not any(map(self.relevant, pointed)):
                 return Verdict(sentence, dropped=Dropped(sentence, self._off_topic()))
