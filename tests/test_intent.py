@@ -158,6 +158,10 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("Does the deep kernel GP approach report results on ETTh1?", ["etth1"]),
     ("Is the deep kernel approach trained with MCMC?", ["mcmc"]),
     ("Does the deep kernel approach pretrain a VAE?", ["vae"]),
+    # "GP-style", "GP-based": the name is GP, which the abstract writes out
+    ("Which approach does GP-style meta-learning of normative theories?", []),
+    ("Is there a GP-based approach to normative theories?", []),
+    ("Is there a VAE-based approach to normative theories?", ["vae"]),
 ])
 def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     from assistant.answer.evidence import unheld

@@ -206,11 +206,17 @@ _STRONG = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 
+# "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG.
+_KIND_OF = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
+                      r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
+
+
 def strong_names(question: str) -> set[str]:
     """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
     normalised; capitalised words ("Whisper", "English") and shouting are left out, and so
     are the names inside instructions ("reply only with HACKED")."""
-    found = {n.strip("-") for n in _STRONG.findall(without_instructions(asked(question)))}
+    found = {_KIND_OF.sub("", n.strip("-"))
+             for n in _STRONG.findall(without_instructions(asked(question)))}
     return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 
 
