@@ -9,6 +9,7 @@ import shutil
 import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,94 +186,106 @@ class HybridRetriever:
         bm25 = lexical.bm25.search(question, len(table) if where else candidates)
         if where:  # filtered before the top candidates are taken, so that enough are left
             bm25 = [(i, s) for i, s in bm25 if where.matches(table.metas[i])][:candidates]
-        names = question_names(question)
         # Chunks that Chroma's search finds but were written since the index was built (it
         # follows within a second) are read from the store; every other text comes from the
         # table.
         fetched = self.store.chunks([c for c, _ in dense if table.position(c) is None])
-
-        # Each candidate's paper now; its text only if it is returned or name-matched.
-        papers: dict[str, dict[str, Any]] = {}
-        chunk_score: dict[str, float] = defaultdict(float)
-        paper_dense: dict[str, float] = {}
-        paper_lexical: dict[str, float] = {}
-        rankings: list[list[str]] = [[], []]  # dense, lexical
-        for chunk_id, similarity in dense:
-            at = table.position(chunk_id)
-            meta = table.metas[at] if at is not None else fetched.get(chunk_id, ("", {}))[1]
-            if "paper_id" not in meta or (where and not where.matches(meta)):
-                continue  # deleted by an indexer at this very moment, or filtered out
-            papers[chunk_id] = meta
-            pid = meta["paper_id"]
-            if pid not in paper_dense:
-                rankings[0].append(pid)
-                paper_dense[pid] = similarity
-            chunk_score[chunk_id] += similarity
-        top_bm25 = bm25[0][1] if bm25 else 1.0
-        for index, score in bm25:
-            chunk_id = table.ids[index]
-            meta = papers.setdefault(chunk_id, table.metas[index])
-            pid = meta.get("paper_id")
-            if pid is None:
-                continue
-            if pid not in paper_lexical:
-                rankings[1].append(pid)
-                paper_lexical[pid] = score
-            chunk_score[chunk_id] += score / top_bm25
+        found = _Found.gather(table, dense, bm25, fetched, where)
 
         def text(chunk_id: str) -> str:
             at = table.position(chunk_id)
             return table.texts[at] if at is not None else fetched[chunk_id][0]
 
-        # Papers that contain a name from the question (a method, dataset, acronym) rank as
-        # a third list: a name match is the surest sign of the paper being asked about.
+        def normalised(chunk_id: str) -> str:
+            at = table.position(chunk_id)
+            return lexical.normalised_text(at) if at is not None else normalise(text(chunk_id))
+
+        names = question_names(question)
         if names:
-            def normalised(chunk_id: str) -> str:
-                at = table.position(chunk_id)
-                return lexical.normalised_text(at) if at is not None else normalise(text(chunk_id))
+            found.rank_by_names(names, normalised)
+        return found.sources(k, self.config.fusion_k, text)
 
-            titles: dict[str, str] = {}
-            hits: dict[str, int] = defaultdict(int)
-            for chunk_id, meta in papers.items():
-                pid = meta["paper_id"]
-                if pid not in titles:
-                    titles[pid] = normalise(str(meta.get("title", "")))
-                body = normalised(chunk_id)
-                haystack = f"{titles[pid]} {body}"
-                hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
-                # A paper's passages that carry the question's names come first: they are
-                # what the answer must quote (its ranking among papers is unchanged by this).
-                chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
-            rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
 
+@dataclass
+class _Found:
+    """The chunks the two searches found, each with its paper; the papers in the order of
+    each search (and of the names they hold); what fusion ranks."""
+
+    papers: dict[str, dict[str, Any]] = field(default_factory=dict)  # chunk id -> paper
+    chunk_score: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    paper_dense: dict[str, float] = field(default_factory=dict)
+    paper_lexical: dict[str, float] = field(default_factory=dict)
+    rankings: list[list[str]] = field(default_factory=lambda: [[], []])  # dense, lexical
+
+    @classmethod
+    def gather(cls, table: _Chunks, dense: list[tuple[str, float]],
+               bm25: list[tuple[int, float]], fetched: dict[str, tuple[str, dict[str, Any]]],
+               where: Filter | None) -> _Found:
+        """Each candidate's paper now; its text only if it is returned or name-matched."""
+        found = cls()
+        for chunk_id, similarity in dense:
+            at = table.position(chunk_id)
+            meta = table.metas[at] if at is not None else fetched.get(chunk_id, ("", {}))[1]
+            if "paper_id" not in meta or (where and not where.matches(meta)):
+                continue  # deleted by an indexer at this very moment, or filtered out
+            found.papers[chunk_id] = meta
+            pid = meta["paper_id"]
+            if pid not in found.paper_dense:
+                found.rankings[0].append(pid)
+                found.paper_dense[pid] = similarity
+            found.chunk_score[chunk_id] += similarity
+        top_bm25 = bm25[0][1] if bm25 else 1.0
+        for index, score in bm25:
+            chunk_id = table.ids[index]
+            meta = found.papers.setdefault(chunk_id, table.metas[index])
+            pid = meta.get("paper_id")
+            if pid is None:
+                continue
+            if pid not in found.paper_lexical:
+                found.rankings[1].append(pid)
+                found.paper_lexical[pid] = score
+            found.chunk_score[chunk_id] += score / top_bm25
+        return found
+
+    def rank_by_names(self, names: set[str], normalised: Callable[[str], str]) -> None:
+        """Papers that contain a name from the question (a method, dataset, acronym) rank as
+        a third list: a name match is the surest sign of the paper being asked about."""
+        titles: dict[str, str] = {}
+        hits: dict[str, int] = defaultdict(int)
+        for chunk_id, meta in self.papers.items():
+            pid = meta["paper_id"]
+            if pid not in titles:
+                titles[pid] = normalise(str(meta.get("title", "")))
+            body = normalised(chunk_id)
+            haystack = f"{titles[pid]} {body}"
+            hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
+            # A paper's passages that carry the question's names come first: they are
+            # what the answer must quote (its ranking among papers is unchanged by this).
+            self.chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
+        self.rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
+
+    def sources(self, k: int, fusion_k: int, text: Callable[[str], str]) -> list[Source]:
+        """The ``k`` papers first by reciprocal rank fusion, each with its two best chunks."""
         fused: dict[str, float] = defaultdict(float)
-        for ranking in rankings:
+        for ranking in self.rankings:
             for rank, pid in enumerate(ranking):
-                fused[pid] += 1.0 / (self.config.fusion_k + rank + 1)
+                fused[pid] += 1.0 / (fusion_k + rank + 1)
         by_paper: dict[str, list[str]] = defaultdict(list)
-        for chunk_id in sorted(papers, key=lambda c: -chunk_score[c]):
-            by_paper[papers[chunk_id]["paper_id"]].append(chunk_id)
-
+        for chunk_id in sorted(self.papers, key=lambda c: -self.chunk_score[c]):
+            by_paper[self.papers[chunk_id]["paper_id"]].append(chunk_id)
         sources = []
         for pid in sorted(fused, key=lambda p: -fused[p])[:k]:
             best = by_paper[pid][:2]  # most relevant first
-            meta = papers[best[0]]
+            meta = self.papers[best[0]]
             passages = tuple(text(c) for c in best)
-            sources.append(
-                Source(
-                    paper_id=pid,
-                    title=str(meta["title"]),
-                    text=" … ".join(passages),
-                    score=round(fused[pid], 6),
-                    title_derived=bool(meta.get("title_derived", False)),
-                    arxiv_id=meta.get("arxiv_id") or None,
-                    openreview_id=meta.get("openreview_id") or None,
-                    passages=passages,
-                    chunk_ids=tuple(best),
-                    dense=round(paper_dense.get(pid, 0.0), 4),
-                    lexical=round(paper_lexical.get(pid, 0.0), 4),
-                )
-            )
+            sources.append(Source(
+                paper_id=pid, title=str(meta["title"]), text=" … ".join(passages),
+                score=round(fused[pid], 6), title_derived=bool(meta.get("title_derived", False)),
+                arxiv_id=meta.get("arxiv_id") or None,
+                openreview_id=meta.get("openreview_id") or None, passages=passages,
+                chunk_ids=tuple(best), dense=round(self.paper_dense.get(pid, 0.0), 4),
+                lexical=round(self.paper_lexical.get(pid, 0.0), 4),
+            ))
         return sources
 
 
