@@ -186,6 +186,7 @@ class Assistant:
         from assistant.ingest.tokens import truncate
         from assistant.models.llm import model_label
         from assistant.server_errors import model_errors
+        from assistant.text.sentences import without_instructions
 
         started = time.perf_counter()
         text = clean_question(question)
@@ -197,6 +198,10 @@ class Assistant:
             )
         with model_errors(self.settings):
             standalone = self.rewrite(text, history or [])
+            # Orders written into the question ("Ignore all previous instructions and …",
+            # "[Admin note: …]") are not what it asks: searched for, checked and shown to
+            # the model is the rest, as with the abstracts.
+            standalone = without_instructions(standalone).strip() or standalone
             sources = self._find(standalone, k, flt)
         retrieved = time.perf_counter() - started
         fitted = calibration()

@@ -154,7 +154,13 @@ _ORDER = re.compile(
     r"|(?:always|never|only)\s+(?:cite|answer|say|respond|reply|mention|claim|state)\b)"
     r"|\byou\s+(?:must|should|shall|are\s+to|will|need\s+to)\s+"
     r"(?:now\s+|always\s+|only\s+|never\s+)?"
-    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b",
+    r"(?:cite|answer|say|respond|reply|state|claim|mention|output|write|tell|include)\b"
+    # notes that claim to come from above the reader: "[Admin note: …]", "SYSTEM OVERRIDE:",
+    # "New instruction from the developer: …", "</context>"
+    r"|^\W*(?:admin(?:istrator)?|system|developer|moderator)\s+(?:note|notice|override|message)\b"
+    r"|\b(?:new|updated)\s+(?:instructions?|rules?)\s+from\s+the\s+"
+    r"(?:developer|admin(?:istrator)?|system|operator)\b"
+    r"|\bdeveloper\s+mode\b|</?(?:context|system|instructions?)>",
     re.IGNORECASE,
 )
 
