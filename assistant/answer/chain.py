@@ -151,7 +151,7 @@ def generate(
         HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),
                                                   question=question)),
     ]
-    writer = Writer(question, checker, render, dropped)
+    writer = Writer(checker, render, dropped)
     yield from writer.stream(llm, messages, started)
     if writer.refused or not writer.kept:
         # the paper the question names, unless the model's claim about it was refuted

@@ -36,9 +36,10 @@ _AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
 # The words after an auxiliary that make "what approach does X take?" a question about X.
 _SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)"
 
+_PAPERS = "papers|works|studies|articles|publications"
+_PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
-    rf"\b(?:papers|works|studies|articles|methods|approaches|techniques|frameworks|publications)"
-    rf"\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
+    rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
     rf"|\bseveral\s+{_PAPER}", re.IGNORECASE)
 # "… machinery that works so well", "a paper that … and works backward": a verb, not papers.
 _AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studies|approaches)\b",
@@ -147,14 +148,14 @@ def join_follow_up(question: str, earlier: str) -> str:
 # (not "what methods …", "which of the approaches …"), with methods in its topic, is no list
 # (unless it speaks of papers, works, studies …).
 _WH_START = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b", re.IGNORECASE)
-_WH_PLURAL = re.compile(r"^\W*(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){0,2}?(?:papers|works|"
-                        r"studies|articles|methods|approaches|techniques|frameworks|publications)\b",
+_WH_PLURAL = re.compile(rf"^\W*(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?{_PLURALS}\b",
                         re.IGNORECASE)
-_PAPERS = re.compile(r"\b(?:papers|works|studies|articles|publications)\b", re.IGNORECASE)
+_SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 
 
 def _asks_for_other(own: str) -> bool:
-    return bool(_WH_START.match(own)) and not _WH_PLURAL.match(own) and not _PAPERS.search(own)
+    return (bool(_WH_START.match(own)) and not _WH_PLURAL.match(own)
+            and not _SPEAKS_OF_PAPERS.search(own))
 
 
 # "How many purification methods does X propose?" counts things (unless it counts papers), and
@@ -207,7 +208,7 @@ _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 
 # "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG.
-_KIND_OF = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
+_NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
                       r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
 
 
@@ -215,7 +216,7 @@ def strong_names(question: str) -> set[str]:
     """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
     normalised; capitalised words ("Whisper", "English") and shouting are left out, and so
     are the names inside instructions ("reply only with HACKED")."""
-    found = {_KIND_OF.sub("", n.strip("-"))
+    found = {_NAME_SUFFIX.sub("", n.strip("-"))
              for n in _STRONG.findall(without_instructions(asked(question)))}
     return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assistant.answer.citations import CitationChecker, Evidence, Verdict
-from assistant.answer.intent import asks_for_papers
 from assistant.answer.markers import split_units
 from assistant.text.sentences import split_sentences
 from assistant.types import Citation, Dropped, Usage
@@ -64,9 +63,8 @@ class Writer:
     """One answer as the model writes it: the sentences kept so far, whether the model said
     the sources do not answer (``refused``) or started repeating itself (``looping``)."""
 
-    def __init__(self, question: str, checker: CitationChecker, render: Render,
-                 dropped: list[Dropped]) -> None:
-        self.question, self.checker, self.render, self.dropped = question, checker, render, dropped
+    def __init__(self, checker: CitationChecker, render: Render, dropped: list[Dropped]) -> None:
+        self.checker, self.render, self.dropped = checker, render, dropped
         self.kept: list[str] = []
         self.refused = False
         self.looping = False
@@ -140,8 +138,7 @@ class Writer:
             self.dropped.append(Dropped(verdict.sentence, f"{UNNAMED}{self.checker.wanted}"))
             self._claims_dropped = True
             return
-        if verdict.pointer and (self.kept or self._claims_dropped
-                                or not asks_for_papers(self.question)):
+        if verdict.pointer and (self.kept or self._claims_dropped or not self.checker.papers):
             # A trailing "[1]" after sentences that carry their own citations, or after a
             # claim the checks dropped (it was that claim's citation), or paper titles given
             # as the answer to a question that titles do not answer.
