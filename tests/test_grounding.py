@@ -121,6 +121,28 @@ def test_which_papers_lists_only_supported_papers(bundled_home, minilm) -> None:
     assert TEDM in cited and cited <= expected and len(expected) < len(sources)
 
 
+def test_each_listed_paper_says_in_its_own_words_why_it_is_listed(bundled_home,
+                                                                  minilm) -> None:
+    """A list of titles says which papers, not why: under it, each cited paper has a line
+    with its short name and its abstract's sentence saying what it proposes, cited."""
+    question = "Which papers are about time series forecasting or reasoning?"
+    assistant = make(bundled_home, minilm, "[1][2][3][4][5]")
+    answer = assistant.ask(question)
+    listed, *lines = answer.text.split("\n")
+    assert lines and len(lines) == len(answer.citations) >= 2
+    for line, citation in zip(lines, answer.citations, strict=True):
+        name, _, said = line.partition(": ")
+        assert name and name in citation.title and said.endswith(f'" [{citation.number}].')
+        abstract = assistant.store.abstract(citation.paper_id)
+        quoted = said.removesuffix(f" [{citation.number}].").split(" … ")
+        assert all(q.startswith('"') and q.strip('"') in abstract for q in quoted)
+    assert TEDM in listed and '"' not in listed
+    # none when quotes are turned off
+    off = Assistant(Settings(home=bundled_home, answer={"quote_sentences": 0}),
+                    llm=FakeListChatModel(responses=["[1][2][3][4][5]"]), embeddings=minilm)
+    assert off.ask(question).text == listed
+
+
 def test_coverage_is_lower_for_a_near_miss_than_for_the_real_question(bundled_home,
                                                                        minilm) -> None:
     from assistant.answer.support import features

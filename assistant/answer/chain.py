@@ -26,7 +26,7 @@ from assistant.answer.intent import (
     identifies,
 )
 from assistant.answer.prompts import load_prompt
-from assistant.answer.quotes import closest_sentences, quoted
+from assistant.answer.quotes import closest_sentences, quoted, unsaid
 from assistant.answer.support import backing as supporting
 from assistant.answer.writing import UNNAMED, Render, Writer
 from assistant.ingest.tokens import count_tokens
@@ -123,7 +123,8 @@ def generate(
 
     def quoted_under(said: str) -> Generator[str, None, str]:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
-        quote = _quote(question, render, said, abstract, embed_many, config)
+        quote = (_each_paper(checker, render, said, config) if asks_for_several(question)
+                 else _quote(question, render, said, abstract, embed_many, config))
         if quote:
             yield "\n" + quote
         return said + ("\n" + quote if quote else "")
@@ -250,9 +251,8 @@ def _quote(question: str, render: Render, answer: str,
            config: AnswerConfig) -> str:
     """The first cited paper's sentences closest to the question, quoted and cited under an
     answer (under a which-paper answer too: its quote says what the paper proposes, these what
-    the question asked about); none under a list of papers, which names them only."""
-    if (not config.quote_sentences or embed_many is None or not render.display
-            or asks_for_several(question)):
+    the question asked about)."""
+    if not config.quote_sentences or embed_many is None or not render.display:
         return ""
     number = min(render.display, key=render.display.__getitem__)
     item = render.evidence[number]
@@ -261,6 +261,25 @@ def _quote(question: str, render: Render, answer: str,
     if not sentences:
         return ""
     return render.sentence(Verdict(quoted(sentences), (number,), (item.passages[0],)))
+
+
+def _each_paper(checker: CitationChecker, render: Render, answer: str,
+                config: AnswerConfig) -> str:
+    """Under a list of papers, a line for each: its short name and what it does in its
+    abstract's words (``CitationChecker.claim``: the sentence saying what it proposes, and the
+    one sharing most of the question's words), leaving out what the answer already says. A
+    title says which paper; this says why it is on the list."""
+    if not config.quote_sentences:
+        return ""
+    lines = []
+    for number in sorted(render.display, key=render.display.__getitem__):
+        item = render.evidence[number]
+        passage, sentences = checker.claim(item)
+        fresh = unsaid(sentences, answer)
+        if fresh:
+            said = f"{checker.short_label(item)}: " + " … ".join(f'"{s}"' for s in fresh)
+            lines.append(render.sentence(Verdict(said, (number,), (passage,))))
+    return "\n".join(lines)
 
 
 _MARKS = re.compile(r"\s*\[\d+(?:\]\s*\[\d+)*\]")

@@ -25,10 +25,7 @@ def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMa
     else."""
     if count <= 0:
         return ()
-    sentences = list(dict.fromkeys(s.strip() for s in split_sentences(without_instructions(text))
-                                   if s.strip()))
-    said = set(terms(answer))
-    fresh = [s for s in sentences if _share(s, said) < _SAID]
+    fresh = unsaid(split_sentences(without_instructions(text)), answer)
     if not fresh:
         return ()
     query, *vectors = embed_many([question, *fresh])
@@ -36,6 +33,14 @@ def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMa
     ranked = sorted(range(len(fresh)), reverse=True,
                     key=lambda i: relevance(fresh[i], vectors[i], query, asked, set()))
     return tuple(fresh[i] for i in sorted(ranked[:count]))
+
+
+def unsaid(sentences: Sequence[str], answer: str) -> list[str]:
+    """``sentences`` (once each, stripped) that ``answer`` does not already say, and that are
+    not orders planted in the text."""
+    said = set(terms(answer))
+    kept = (s.strip() for s in sentences if without_instructions(s).strip())
+    return [s for s in dict.fromkeys(kept) if s and _share(s, said) < _SAID]
 
 
 def _share(sentence: str, said: set[str]) -> float:
