@@ -285,11 +285,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for name in ("assistant", "uvicorn"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.debug else logging.INFO)
     settings = _model_settings(args, k=args.k)
-    # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found:
-    # this one, so that a stop asked for ends with exit 0 rather than death by signal
+    # uvicorn stops gracefully on SIGTERM and SIGINT, then raises the signal again for the
+    # handler it found: these. SIGTERM ends with exit 0 rather than death by signal; SIGINT
+    # is KeyboardInterrupt (exit 130) from a handler of our own, because asyncio replaces
+    # Python's default one with a handler that cancels the server's task, and a stop that
+    # came as the server finished was then sometimes lost (exit 0).
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    signal.signal(signal.SIGINT, _interrupt)
     serve(Assistant(settings), host=args.host, port=args.port, mask=_secret_free)
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
