@@ -149,7 +149,8 @@ class AnswerSettings(_Group):
     answer_tokens: int = Field(320, ge=16, description="most tokens the model may generate.")
     quote_sentences: int = Field(
         2, ge=0, le=5, description="sentences of the cited paper's abstract, those closest to the "
-        "question, quoted and cited under an answer as its evidence; 0 turns this off.",
+        "question, quoted and cited under an answer as its evidence (under a list of papers, each "
+        "paper's sentence on what it proposes); 0 turns this off.",
     )
 
 
