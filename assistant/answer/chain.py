@@ -106,10 +106,13 @@ def generate(
             usage=usage, model=model,
         )
 
+    def abstain(first: float | None = None, usage: Usage = Usage()) -> Iterator[str | Answer]:
+        yield ABSTAIN_TEXT
+        yield finish(ABSTAIN_TEXT, None, True, first, usage)
+
     backing, judged_only = _gate(question, sources, config, judged=judge is not None)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
-        yield ABSTAIN_TEXT
-        yield finish(ABSTAIN_TEXT, None, True, None, Usage())
+        yield from abstain()
         return
 
     evidence = _evidence(question, backing, config=config, abstract=abstract,
@@ -129,6 +132,15 @@ def generate(
             yield "\n" + quote
         return said + ("\n" + quote if quote else "")
 
+    def the_paper(item: Evidence, lead: str, first: float | None,
+                  usage: Usage) -> Iterator[str | Answer]:
+        """The answer that is one paper: its name and its own sentence, then the quote."""
+        piece = render.sentence(replace(checker.pointer([item], lead), pointer=False))
+        first = first if first is not None else round(time.perf_counter() - started, 3)
+        yield piece
+        text = yield from quoted_under(piece)
+        yield finish(text, render, False, first, usage)
+
     if judge is not None and identifies(question):
         # "Which paper …?": the model judges each best-supported paper against the question,
         # and the first it accepts is the answer, with its abstract's own sentence; a paper
@@ -136,16 +148,10 @@ def generate(
         item, decided = _judge_papers(question, evidence, judge, config, abstract, judged_only,
                                       dropped)
         if item is not None:
-            lead = "Yes: " if asks_whether(question) else ""
-            piece = render.sentence(replace(checker.pointer([item], lead), pointer=False))
-            first = round(time.perf_counter() - started, 3)
-            yield piece
-            text = yield from quoted_under(piece)
-            yield finish(text, render, False, first, Usage())
+            yield from the_paper(item, "Yes: " if asks_whether(question) else "", None, Usage())
             return
         if decided:
-            yield ABSTAIN_TEXT
-            yield finish(ABSTAIN_TEXT, None, True, None, Usage())
+            yield from abstain()
             return
     messages = [
         SystemMessage(load_prompt("system").format()),
@@ -160,13 +166,9 @@ def generate(
                       for d in dropped)
         found = None if refuted else named_paper(question, evidence)
         if found is not None:
-            piece = render.sentence(replace(checker.pointer([found]), pointer=False))
-            yield piece
-            text = yield from quoted_under(piece)
-            yield finish(text, render, False, writer.first_token, writer.usage)
-            return
-        yield ABSTAIN_TEXT
-        yield finish(ABSTAIN_TEXT, None, True, writer.first_token, writer.usage)
+            yield from the_paper(found, "", writer.first_token, writer.usage)
+        else:
+            yield from abstain(writer.first_token, writer.usage)
         return
     text = yield from quoted_under("".join(writer.kept))
     yield finish(text.strip(), render, False, writer.first_token, writer.usage)

@@ -190,6 +190,38 @@ def _by_split(questions: Sequence[Question],
             for name in SPLITS if name in split.values()}
 
 
+def _notes(questions: Sequence[Question], titles: dict[str, str], retrieval_only: bool,
+           baseline: bool, where: Sequence[str]) -> list[str]:
+    """What a reader of the report needs to know about how this run differs."""
+    notes: list[str] = []
+    if retrieval_only and any(q.history for q in questions):
+        notes.append(FOLLOWUP_NOTE)
+    if where:
+        notes.append(f"the assistant retrieved only papers where {' and '.join(where)}; the "
+                     "baseline retrieved from all of them")
+    if baseline:
+        notes.append("baseline: follow-ups are asked as the last history question and the "
+                     "follow-up joined (the tutorial pipeline has no conversation memory)")
+    missing = sorted({g for q in questions for g in q.gold} - titles.keys())
+    if missing:
+        notes.append(f"gold papers not in the index: {', '.join(missing)}; index the corpus "
+                     "the questions are about")
+    return notes
+
+
+def _each(name: str, questions: Sequence[Question], progress: Progress | None,
+          run: Callable[[Question], tuple[Outcome, dict[str, Any]]],
+          ) -> list[tuple[Outcome, dict[str, Any]]]:
+    """``run`` on every question in turn, reporting each to ``progress``."""
+    done: list[tuple[Outcome, dict[str, Any]]] = []
+    for n, question in enumerate(questions, start=1):
+        tick = time.perf_counter()
+        done.append(run(question))
+        if progress:
+            progress(name, n, len(questions), done[-1][1], time.perf_counter() - tick)
+    return done
+
+
 def run_eval(
     settings: Settings,
     questions: Sequence[Question],
@@ -215,27 +247,11 @@ def run_eval(
     started = time.perf_counter()
     assistant = assistant or Assistant(settings)
     titles = {p.id: p.title for p in assistant.papers(abstracts=False)}
-    notes: list[str] = []
-    if retrieval_only and any(q.history for q in questions):
-        notes.append(FOLLOWUP_NOTE)
-    if where:
-        notes.append(f"the assistant retrieved only papers where {' and '.join(where)}; the "
-                     "baseline retrieved from all of them")
-    if baseline:
-        notes.append("baseline: follow-ups are asked as the last history question and the "
-                     "follow-up joined (the tutorial pipeline has no conversation memory)")
-    missing = sorted({g for q in questions for g in q.gold} - titles.keys())
-    if missing:
-        notes.append(f"gold papers not in the index: {', '.join(missing)}; index the corpus "
-                     "the questions are about")
-    runs: dict[str, list[tuple[Outcome, dict[str, Any]]]] = {"assistant": []} if ours else {}
-    for n, question in enumerate(questions if ours else (), start=1):
-        tick = time.perf_counter()
-        runs["assistant"].append(_run_assistant(assistant, question, titles, retrieval_only,
-                                                where))
-        if progress:
-            progress("assistant", n, len(questions), runs["assistant"][-1][1],
-                     time.perf_counter() - tick)
+    notes = _notes(questions, titles, retrieval_only, baseline, where)
+    runs: dict[str, list[tuple[Outcome, dict[str, Any]]]] = {}
+    if ours:
+        runs["assistant"] = _each("assistant", questions, progress, lambda q: _run_assistant(
+            assistant, q, titles, retrieval_only, where))
     if baseline:
         from assistant.eval.baseline import open_baseline
 
@@ -247,15 +263,10 @@ def run_eval(
         if {p.id for p in papers} != titles.keys():
             notes.append("the baseline indexes a different set of papers than the assistant")
         llm = None if retrieval_only else assistant.llm
-        k = assistant.settings.retrieval.k
-        with open_baseline(papers, assistant.embeddings, llm, k) as pipeline:
-            runs["baseline"] = []
-            for n, question in enumerate(questions, start=1):
-                tick = time.perf_counter()
-                runs["baseline"].append(_run_baseline(pipeline, question, retrieval_only))
-                if progress:
-                    progress("baseline", n, len(questions), runs["baseline"][-1][1],
-                             time.perf_counter() - tick)
+        with open_baseline(papers, assistant.embeddings, llm,
+                           assistant.settings.retrieval.k) as pipeline:
+            runs["baseline"] = _each("baseline", questions, progress,
+                                     lambda q: _run_baseline(pipeline, q, retrieval_only))
     from assistant.models.llm import model_label
 
     return EvalReport(
@@ -300,11 +311,51 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     """
     import sys
 
+    from assistant.errors import InputError
+    from assistant.eval.scorecard import behind_baseline, missed
+
+    gates, where, path, questions = _read_args(args)
+    target = report_path(settings, args.report)
+    partial = target.with_name(target.stem + ".partial.jsonl")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the report to {target} ({exc.strerror}); pass --report") from exc
+    report = run_eval(
+        settings, questions, retrieval_only=args.retrieval_only, baseline=not args.no_baseline,
+        questions_file=str(path), progress=None if args.retrieval_only else _kept_in(partial),
+        ours=not args.baseline_only, where=where,
+    )
+    failures = missed(gates, report.metrics["assistant"]) if gates else []
+    data = report.to_dict()
+    data["checks"] = {
+        "thresholds": [f"{g.metric} {'>=' if g.bound == 'min' else '<='} {g.value:g}"
+                       for g in gates],
+        "missed": failures,
+        "behind_baseline": behind_baseline(report.metrics),
+    }
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.unlink(missing_ok=True)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_table(report, data, f"{len(questions)} questions ({args.split})", settings)
+    print(f"report: {target}", file=sys.stderr if args.json else sys.stdout)
+    for failure in failures:
+        print(f"missed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _read_args(args: Any) -> tuple[list[Any], list[str], Path, list[Question]]:
+    """(gates, --where expressions, questions file, questions), each checked before anything
+    runs."""
     from assistant import resources
     from assistant.api import parse_where
     from assistant.errors import InputError
     from assistant.eval.questions import load_questions
-    from assistant.eval.scorecard import behind_baseline, missed, parse_thresholds, render_table
+    from assistant.eval.scorecard import parse_thresholds
 
     gates = parse_thresholds(args.min, args.max, measured(args.retrieval_only))
     where = list(getattr(args, "where", None) or [])
@@ -316,50 +367,33 @@ def run_eval_command(settings: Settings, args: Any) -> int:
         raise InputError("--limit must be at least 1")
     path = args.questions or resources.eval_questions()
     split = None if args.split == "both" else args.split
-    questions = load_questions(path, split)[: args.limit]
+    return gates, where, path, load_questions(path, split)[: args.limit]
 
-    target = report_path(settings, args.report)
-    partial = target.with_name(target.stem + ".partial.jsonl")
 
-    def progress(pipeline: str, n: int, total: int, record: dict[str, Any], seconds: float) -> None:
-        # a long run keeps what it has done so far, should it be interrupted
+def _kept_in(partial: Path) -> Progress:
+    """Progress that keeps each question's record in ``partial`` (a long run keeps what it has
+    done so far, should it be interrupted) and prints a line for it on stderr."""
+    import sys
+
+    def progress(pipeline: str, n: int, total: int, record: dict[str, Any],
+                 seconds: float) -> None:
         with partial.open("a", encoding="utf-8") as out:
             out.write(json.dumps({"pipeline": pipeline, **record}, ensure_ascii=False) + "\n")
-        print(f"[{pipeline} {n}/{total}] {record['id']} {seconds:.1f} s", file=sys.stderr, flush=True)
+        print(f"[{pipeline} {n}/{total}] {record['id']} {seconds:.1f} s", file=sys.stderr,
+              flush=True)
+    return progress
 
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial.unlink(missing_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot write the report to {target} ({exc.strerror}); pass --report") from exc
-    report = run_eval(
-        settings, questions, retrieval_only=args.retrieval_only, baseline=not args.no_baseline,
-        questions_file=str(path), progress=None if args.retrieval_only else progress,
-        ours=not args.baseline_only, where=where,
-    )
-    failures = missed(gates, report.metrics["assistant"]) if gates else []
-    data = report.to_dict()
-    data["checks"] = {
-        "thresholds": [f"{g.metric} {'>=' if g.bound == 'min' else '<='} {g.value:g}" for g in gates],
-        "missed": failures,
-        "behind_baseline": behind_baseline(report.metrics),
-    }
-    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    partial.unlink(missing_ok=True)
-    out = sys.stderr if args.json else sys.stdout
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        heading = (f"{len(questions)} questions ({args.split}), {report.mode}, "
-                   f"{report.seconds:.1f} s ({report.machine}; k={settings.retrieval.k})")
-        print(render_table(report.columns(), heading))
-        for note in report.notes:
-            print(f"note: {note}")
-        behind = data["checks"]["behind_baseline"]
-        if "baseline" in report.metrics:
-            print("baseline better on: " + ", ".join(behind) if behind
-                  else "assistant at least as good as the baseline on every quality metric")
-    print(f"report: {target}", file=out)
-    for failure in failures:
-        print(f"missed: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+
+def _print_table(report: EvalReport, data: dict[str, Any], what: str,
+                 settings: Settings) -> None:
+    from assistant.eval.scorecard import render_table
+
+    heading = (f"{what}, {report.mode}, {report.seconds:.1f} s ({report.machine}; "
+               f"k={settings.retrieval.k})")
+    print(render_table(report.columns(), heading))
+    for note in report.notes:
+        print(f"note: {note}")
+    behind = data["checks"]["behind_baseline"]
+    if "baseline" in report.metrics:
+        print("baseline better on: " + ", ".join(behind) if behind
+              else "assistant at least as good as the baseline on every quality metric")

@@ -71,6 +71,40 @@ def index_papers(
     The caller holds :func:`writer_lock`.
     """
     started = time.perf_counter()
+    existing = _existing(store)
+    chunking = chunking_label(chunk_tokens, chunk_overlap)
+    todo: list[_Todo] = []
+    for paper in papers:
+        old = existing.get(paper.id)
+        if (old and old["hashes"] == {(paper.content_hash, chunking)}
+                and old["n"] == len(old["ids"])):
+            continue  # unchanged: neither embedded nor written
+        chunks = chunk_paper(paper, count_tokens, chunk_tokens, chunk_overlap)
+        todo.append((paper, chunks, bool(old)))
+    wanted = {p.id for p in papers}
+    _delete_stale(store, existing, wanted, todo)
+    _write(store, todo, chunking, progress)
+
+    gone_slots = {e["slot"] for pid, e in existing.items() if pid not in wanted and e["slot"]}
+    # A new text where a removed one sat is that paper, changed: count it as updated.
+    replaced = sum(1 for p, _, was_there in todo if not was_there and p.slot in gone_slots)
+    removed = sum(1 for pid in existing if pid not in wanted) - replaced
+    if todo or removed or replaced:
+        _stamp(store)
+    added = sum(1 for _, _, was_there in todo if not was_there) - replaced
+    return IndexReport(
+        papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
+        removed=removed, unchanged=len(papers) - len(todo),
+        seconds=round(time.perf_counter() - started, 3), location=store.location,
+    )
+
+
+_Todo = tuple[Paper, list[Chunk], bool]  # a paper to write, its chunks, whether it was there
+
+
+def _existing(store: Store) -> dict[str, dict[str, Any]]:
+    """What the collection holds, by paper: its chunk ids, the (hash, chunking) its chunks
+    carry, and from its first chunk the chunk count and slot (None: incomplete)."""
     existing: dict[str, dict[str, Any]] = {}
     found = store.get_all(["metadatas"])
     for chunk_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
@@ -82,19 +116,13 @@ def index_papers(
         if "n_chunks" in meta:  # on the first chunk: a paper without one is incomplete
             entry["n"] = meta["n_chunks"]
             entry["slot"] = meta.get("slot")
+    return existing
 
-    wanted = {p.id for p in papers}
-    chunking = chunking_label(chunk_tokens, chunk_overlap)
-    todo: list[tuple[Paper, list[Chunk], bool]] = []
-    unchanged = 0
-    for paper in papers:
-        old = existing.get(paper.id)
-        if (old and old["hashes"] == {(paper.content_hash, chunking)}
-                and old["n"] == len(old["ids"])):
-            unchanged += 1
-            continue
-        todo.append((paper, chunk_paper(paper, count_tokens, chunk_tokens, chunk_overlap), bool(old)))
 
+def _delete_stale(store: Store, existing: dict[str, dict[str, Any]], wanted: set[str],
+                  todo: Sequence[_Todo]) -> None:
+    """Delete the chunks of removed papers, and those of changed papers that the new
+    chunking does not write again."""
     stale = [i for pid, e in existing.items() if pid not in wanted for i in e["ids"]]
     for paper, chunks, was_there in todo:
         if was_there:
@@ -103,6 +131,10 @@ def index_papers(
     if stale:
         store.collection.delete(ids=stale)
 
+
+def _write(store: Store, todo: Sequence[_Todo], chunking: str,
+           progress: Callable[[int, int], None] | None) -> None:
+    """Embed and write the papers' chunks, a window of chunks at a time."""
     total = sum(len(chunks) for _, chunks, _ in todo)
     done = 0
     window: list[tuple[Paper, Chunk, int, bool]] = []
@@ -116,19 +148,6 @@ def index_papers(
                 window = []
         if window:
             _embed_and_write(store, writer, window, chunking, done, total, progress)
-
-    gone_slots = {e["slot"] for pid, e in existing.items() if pid not in wanted and e["slot"]}
-    # A new text where a removed one sat is that paper, changed: count it as updated.
-    replaced = sum(1 for p, _, was_there in todo if not was_there and p.slot in gone_slots)
-    removed = sum(1 for pid in existing if pid not in wanted) - replaced
-    if todo or removed or replaced:
-        _stamp(store)
-    added = sum(1 for _, _, was_there in todo if not was_there) - replaced
-    return IndexReport(
-        papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
-        removed=removed, unchanged=unchanged, seconds=round(time.perf_counter() - started, 3),
-        location=store.location,
-    )
 
 
 def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Chunk, int, bool]],

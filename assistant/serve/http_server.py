@@ -189,12 +189,9 @@ def build_app(assistant: Assistant, *, key: str | None = None,
               mask: Mask = str, stopping: asyncio.Event | None = None) -> Any:
     """The HTTP API over ``assistant`` (an ASGI application); setting ``stopping`` ends the
     requests in flight with 503 (the server sets it when it starts to shut down)."""
-    from fastapi.concurrency import run_in_threadpool
-
     app = FastAPI(title="assistant", version=__version__, summary="Answers with checked citations "
                   "over the indexed paper abstracts; OpenAI-compatible.")
     turns = Turns(assistant.settings.serve.serve_queue, stopping or asyncio.Event())
-    started = int(time.time())
 
     def failed(exc: BaseException) -> JSONResponse:
         if isinstance(exc, Busy):
@@ -203,20 +200,8 @@ def build_app(assistant: Assistant, *, key: str | None = None,
         status, body = failure(exc, mask)
         return JSONResponse(body, status_code=status)
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(400, mask(problems(exc.errors())))
-
-    @app.exception_handler(404)
-    async def no_route(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(404, f"no such route: {request.method} {request.url.path} (the "
-                              "API: /v1/chat/completions, /v1/models, /v1/ask, /v1/papers, "
-                              "/healthz)", code="not_found")
-
-    @app.exception_handler(405)
-    async def wrong_method(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(405, f"{request.method} is not allowed on {request.url.path}",
-                              headers=getattr(exc, "headers", None))
+    _errors_in_openai_form(app, mask)
+    _reading_routes(app, assistant, turns, failed)
 
     async def answer(question: str, history: History, k: int | None, request: Request) -> Job:
         from assistant.api import clean_question
@@ -256,6 +241,35 @@ def build_app(assistant: Assistant, *, key: str | None = None,
         except Exception as exc:  # noqa: BLE001 - as above
             return failed(exc)
 
+    return Guard(app, key)
+
+
+def _errors_in_openai_form(app: Any, mask: Mask) -> None:
+    """A bad body (400), an unknown route (404) or method (405) answered in OpenAI's error
+    form, saying what is wrong."""
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(400, mask(problems(exc.errors())))
+
+    @app.exception_handler(404)
+    async def no_route(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(404, f"no such route: {request.method} {request.url.path} (the "
+                              "API: /v1/chat/completions, /v1/models, /v1/ask, /v1/papers, "
+                              "/healthz)", code="not_found")
+
+    @app.exception_handler(405)
+    async def wrong_method(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(405, f"{request.method} is not allowed on {request.url.path}",
+                              headers=getattr(exc, "headers", None))
+
+
+def _reading_routes(app: Any, assistant: Assistant, turns: Turns,
+                    failed: Callable[[BaseException], JSONResponse]) -> None:
+    """The routes that answer no question: the model, the papers, the server's health."""
+    from fastapi.concurrency import run_in_threadpool
+
+    started = int(time.time())
+
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         return {"object": "list", "data": [
@@ -266,7 +280,7 @@ def build_app(assistant: Assistant, *, key: str | None = None,
         """The indexed papers, as `assistant papers --json` lists them."""
         try:
             found = await run_in_threadpool(assistant.papers, False)
-        except Exception as exc:  # noqa: BLE001 - as above
+        except Exception as exc:  # noqa: BLE001 - a failed request must not end the server
             return failed(exc)
         return {"object": "list", "data": [
             {k: v for k, v in p.as_dict().items() if k != "abstract"} for p in found]}
@@ -276,8 +290,6 @@ def build_app(assistant: Assistant, *, key: str | None = None,
         """Whether the server is up, and how many questions it answers and holds."""
         return {"status": "ok", "answering": turns.answering, "waiting": turns.waiting,
                 "queue": turns.waiting_max}
-
-    return Guard(app, key)
 
 
 # Serving -------------------------------------------------------------------------------------
