@@ -38,6 +38,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"assistant {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    _library_commands(commands)
+    _answering_commands(commands)
+    _eval_command(commands)
+    return parser
+
+
+def _library_commands(commands: Any) -> None:
+    """``index`` and ``papers``: what is indexed."""
     index = commands.add_parser("index", help="index abstracts (default: the bundled ICLR 2026 set)")
     index.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                        help=".txt, .jsonl, .csv, .bib, .ris or .json (CSL-JSON, OpenReview, "
@@ -52,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     papers.add_argument("--json", action="store_true", help="print a JSON list")
     _where(papers, "list")
 
+
+def _answering_commands(commands: Any) -> None:
+    """``ask``, ``chat``, ``mcp`` and ``serve``: answers, in the terminal or to clients."""
     ask = commands.add_parser("ask", help="answer one question with cited titles")
     ask.add_argument("question", help="the question, in quotes")
     _model_options(ask)
@@ -76,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     _model_options(serve)
 
+
+def _eval_command(commands: Any) -> None:
+    """``eval``: the quality measures, on the dev and test questions."""
     evaluate = commands.add_parser("eval", help="measure retrieval, citations and abstention")
     evaluate.add_argument("--questions", type=Path, metavar="FILE",
                           help="question set (default: the bundled data/eval/questions.jsonl)")
@@ -98,7 +112,6 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--report", type=Path, metavar="FILE",
                           help="where to write the JSON report (default: under the cache folder)")
     _where(evaluate, "retrieve")
-    return parser
 
 
 def _settings(args: argparse.Namespace, **overrides: Any) -> Any:
