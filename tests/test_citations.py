@@ -406,3 +406,28 @@ def test_two_letters_are_not_spelled_out_by_any_two_words() -> None:
     assert spelled_out("GP", "a deep kernel gaussian process prior")
     assert not spelled_out("SO", "glowq shares one low-rank approximation")
 
+
+
+def test_a_sentence_setting_two_papers_side_by_side_is_checked_half_by_half() -> None:
+    """No one abstract says what two papers do: "X does A, while Y does B" is kept, citing
+    both, when each half holds against its own source, and dropped when either does not."""
+    evidence = [
+        _evidence(1, "AlphaNet", "AlphaNet improves accuracy by 12% on CIFAR-10 with sparse layers."),
+        _evidence(2, "BetaGAN", "BetaGAN generates images with a discriminator ensemble."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="How do AlphaNet and BetaGAN differ?")
+    sentence = ("AlphaNet improves accuracy with sparse layers, while BetaGAN generates images "
+                "with a discriminator ensemble.")
+    assert checker._check(sentence).dropped  # against one source at a time, it fails
+    for written in (sentence, sentence.rstrip(".") + " [1][2].",
+                    sentence.replace(", while", " [1], while").rstrip(".") + " [2]."):
+        kept = checker.check(written)
+        assert kept.dropped is None and kept.numbers == (1, 2), written
+        assert kept.sentence == sentence
+    # a half that no source says drops the whole sentence
+    wrong = checker.check("AlphaNet improves accuracy by 30% on ImageNet, while BetaGAN "
+                          "generates images with a discriminator ensemble.")
+    assert wrong.dropped is not None
+    assert checker.check("AlphaNet uses sparse layers; BetaGAN uses a discriminator "
+                         "ensemble.").numbers == (1, 2)

@@ -13,9 +13,10 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
 from assistant.answer.quotes import LEAD as QUOTE_LEAD
-from assistant.answer.support import backing, calibration
+from assistant.answer.support import backing, calibration, named_each, score_sources
 from assistant.api import Assistant
 from assistant.config import Settings
+from assistant.types import Source
 
 GLOWQ = "GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs"
 TEDM = "TEDM: Time Series Forecasting with Elucidated Diffusion Models"
@@ -185,3 +186,41 @@ def test_a_paper_named_by_its_number_after_yes_is_named(bundled_home, minilm) ->
         "Has risk-sensitive GRPO been tested on math reasoning benchmarks?")
     assert not answer.abstained and answer.citations, answer.text
     assert answer.text.startswith("Yes, Risk-Sensitive Reinforcement Learning"), answer.text
+
+
+def _paper(paper_id: str, title: str, text: str) -> Source:
+    return Source(paper_id=paper_id, title=title, text=text, score=0.0)
+
+
+def test_a_question_naming_two_papers_names_each_of_them() -> None:
+    """"GlowQ vs RaLoRA": each name is held by one paper, so each paper is asked about by
+    name; a name no paper holds (a near miss) or one many hold (a word) names none."""
+    glowq = _paper("g", "GlowQ: Group-Shared Low-Rank Approximation", "we propose GlowQ")
+    gida = _paper("r", "Gradient Intrinsic Dimensionality Alignment", "we introduce RaLoRA")
+    other = _paper("o", "Another paper", "flow models for images")
+    papers = [glowq, gida, other]
+    assert named_each("What's the difference between GlowQ and RaLoRA?", papers) == {"g", "r"}
+    assert named_each("Compare GlowQ with Whisper-v3.", papers) == set()
+    assert named_each("What is GlowQ?", papers) == set()  # one paper: named() covers it
+    both = _paper("b", "A survey", "GlowQ and RaLoRA compared")
+    assert named_each("GlowQ vs RaLoRA?", [*papers, both]) == set()
+
+    # each named paper passes the support gate, beside the better-supported one
+    model = calibration()
+    scored = score_sources("What's the difference between GlowQ and RaLoRA?", papers,
+                           lambda term: 1.0, model)
+    kept = {s.paper_id for s in backing(scored, model.threshold, model.relative)}
+    assert kept == {"g", "r"}
+
+
+def test_a_comparison_of_two_named_papers_shows_both_to_the_model(bundled_home,
+                                                                   minilm) -> None:
+    question = "What's the difference between GlowQ and RaLoRA?"
+    reply = ("GlowQ caches a single shared right factor per input-sharing group [1]. "
+             "RaLoRA aligns the ranks of LoRA adapters with layer-specific gradient intrinsic "
+             "dimensions [2].")
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert not answer.abstained
+    assert {c.title for c in answer.citations} == {
+        GLOWQ, "Gradient Intrinsic Dimensionality Alignment: Narrowing the Gap between "
+        "Low-Rank Adaptation and Full Fine-Tuning"}

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from assistant.answer.contrast import by_halves
 from assistant.answer.intent import asked_for, asks_for_name, topic_terms
 from assistant.answer.markers import (
     Listed,
@@ -309,7 +310,8 @@ class CitationChecker:
         lead = _SUBJECT.match(raw)
         first = re.match(r"[a-z][\w\-]*", raw[lead.end():]) if lead else None
         if lead is None or first is None or first.group(0) in _NOT_VERB:
-            return self._check(raw)
+            verdict = self._check(raw)  # "X does A, while Y does B": each half, alone
+            return (by_halves(raw, self._check) or verdict) if verdict.dropped else verdict
         subject = cited_numbers(lead.group(1))
         rest = f"{raw[lead.end():].rstrip()} " + "".join(f"[{n}]" for n in subject)
         verdict = self._check(rest)

@@ -104,19 +104,41 @@ def named(question: str, source: Source) -> bool:
     """Whether the question gives names (DrPose, ETTh1) and the paper holds every one: asked
     about by name, in whatever language the rest of the question is."""
     names = strong_names(question)
+    return bool(names) and all(_holds(source, n) for n in names)
+
+
+def named_each(question: str, sources: Sequence[Source]) -> set[str]:
+    """The papers a question names one each ("What's the difference between GlowQ and
+    RaLoRA?"): every name it gives is held by exactly one of ``sources``, and more than one
+    paper holds them. Empty when any name is held by none (a near miss: "GlowQ on Whisper-v3")
+    or by several (a word, not a paper's name)."""
+    names = strong_names(question)
+    holders = [{s.paper_id for s in sources if _holds(s, n)} for n in sorted(names)]
+    if len(names) < 2 or any(len(h) != 1 for h in holders):
+        return set()
+    papers = set().union(*holders)
+    return papers if len(papers) > 1 else set()
+
+
+def _holds(source: Source, name: str) -> bool:
     flat = normalise(f"{source.title} {source.text}")
-    return bool(names) and all(mentions(flat, n) or n in flat for n in names)
+    return mentions(flat, name) or name in flat
 
 
 def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[str], float],
                   model: Calibration | None = None) -> list[Source]:
-    """``sources`` with their ``support`` filled in (0 to 1), in the same order; a paper the
-    question names is supported at least at the threshold."""
+    """``sources`` with their ``support`` filled in (0 to 1), in the same order. A paper the
+    question names is supported at least at the threshold; when it names several papers one
+    each, each of them also at the share of the best paper's support that keeps it beside it."""
     model = model or calibration()
+    scored = [model.score(features(question, source, rarity)) for source in sources]
+    each = named_each(question, sources)
+    top = max(scored, default=0.0)
     out = []
-    for source in sources:
-        support = model.score(features(question, source, rarity))
-        if named(question, source):
+    for source, support in zip(sources, scored, strict=True):
+        if source.paper_id in each:
+            support = max(support, model.threshold, model.relative * top)
+        elif named(question, source):
             support = max(support, model.threshold)
         out.append(replace(source, support=round(support, 4)))
     return out
