@@ -224,3 +224,19 @@ def test_a_comparison_of_two_named_papers_shows_both_to_the_model(bundled_home,
     assert {c.title for c in answer.citations} == {
         GLOWQ, "Gradient Intrinsic Dimensionality Alignment: Narrowing the Gap between "
         "Low-Rank Adaptation and Full Fine-Tuning"}
+
+
+def test_a_compared_paper_the_answer_leaves_out_gets_its_own_line(bundled_home,
+                                                                   minilm) -> None:
+    """"Compare GlowQ and RaLoRA.", answered about GlowQ alone: the RaLoRA paper, named by
+    the question, is still said, in its abstract's words, and cited."""
+    reply = "GlowQ caches a single shared right factor per input-sharing group [1]."
+    assistant = make(bundled_home, minilm, reply)
+    answer = assistant.ask("What's the difference between GlowQ and RaLoRA?")
+    gida = "Gradient Intrinsic Dimensionality Alignment"
+    assert [c.title.split(":")[0] for c in answer.citations] == ["GlowQ", gida]
+    line = answer.text.splitlines()[-1]
+    assert line.startswith(f'{gida}: "') and line.endswith('" [2].')
+    abstract = assistant.store.abstract(answer.citations[1].paper_id)
+    assert all(q.strip('"') in abstract
+               for q in line.removeprefix(f"{gida}: ").removesuffix(" [2].").split(" … "))

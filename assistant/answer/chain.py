@@ -28,6 +28,7 @@ from assistant.answer.intent import (
 from assistant.answer.prompts import load_prompt
 from assistant.answer.quotes import closest_sentences, quoted, unsaid
 from assistant.answer.support import backing as supporting
+from assistant.answer.support import named_each
 from assistant.answer.writing import UNNAMED, Render, Writer
 from assistant.ingest.tokens import count_tokens
 from assistant.text.sentences import without_instructions
@@ -123,11 +124,18 @@ def generate(
         known=known,
     )
     render = Render({e.number: e for e in evidence})
+    named = named_each(question, [e.source for e in evidence])
 
     def quoted_under(said: str) -> Generator[str, None, str]:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
         quote = (_each_paper(checker, render, said, config) if asks_for_several(question)
                  else _quote(question, render, said, abstract, embed_many, config))
+        # "Compare SAFER and RS-GRPO.": a paper the question names that the answer left out
+        left_out = [e.number for e in evidence
+                    if e.source.paper_id in named and e.number not in render.display]
+        if left_out:
+            quote = "\n".join(filter(None, [
+                quote, _each_paper(checker, render, said, config, left_out)]))
         if quote:
             yield "\n" + quote
         return said + ("\n" + quote if quote else "")
@@ -266,15 +274,18 @@ def _quote(question: str, render: Render, answer: str,
 
 
 def _each_paper(checker: CitationChecker, render: Render, answer: str,
-                config: AnswerConfig) -> str:
-    """Under a list of papers, a line for each: its short name and what it does in its
+                config: AnswerConfig, numbers: Sequence[int] | None = None) -> str:
+    """Under a list of papers, a line for each (or for the papers ``numbers``: those a
+    comparison names and the answer left out): its short name and what it does in its
     abstract's words (``CitationChecker.claim``: the sentence saying what it proposes, and the
     one sharing most of the question's words), leaving out what the answer already says. A
     title says which paper; this says why it is on the list."""
     if not config.quote_sentences:
         return ""
     lines = []
-    for number in sorted(render.display, key=render.display.__getitem__):
+    if numbers is None:  # every cited paper, in the order cited
+        numbers = sorted(render.display, key=render.display.__getitem__)
+    for number in numbers:
         item = render.evidence[number]
         passage, sentences = checker.claim(item)
         fresh = unsaid(sentences, answer)
