@@ -431,3 +431,11 @@ def test_a_sentence_setting_two_papers_side_by_side_is_checked_half_by_half() ->
     assert wrong.dropped is not None
     assert checker.check("AlphaNet uses sparse layers; BetaGAN uses a discriminator "
                          "ensemble.").numbers == (1, 2)
+
+
+def test_a_marker_after_a_closing_quote_stays_with_its_sentence() -> None:
+    """'… is "toast the bread." [1].': the marker after the quote cites that sentence; it is
+    not a sentence of its own (which left the quoted one uncited)."""
+    units = [s for _, s, _ in split_units('The action is "toast the bread." [1]. It works [2].')]
+    assert [cited_numbers(u) for u in units] == [[1], [2]]
+    assert strip_markers(units[0]).startswith('The action is "toast the bread')

@@ -101,8 +101,9 @@ def split_units(text: str) -> Iterator[tuple[str, str, bool]]:
         match = _BULLET.match(line)
         prefix = match.group(0).strip() + " " if match else ""
         body = line[match.end():] if match else line
-        # a citation marker after the full stop belongs to the sentence before it
-        body = re.sub(r"([.!?])(\s*\[[^\]]+\])", r"\2\1", body)
+        # a citation marker after the full stop (and a closing quote: '… "quoted." [1].')
+        # belongs to the sentence before it
+        body = re.sub(r"([.!?])([\"'”’)]*)(\s*\[[^\]]+\])", r"\3\1\2", body)
         sentences = split_sentences(body.strip())
         for i, sentence in enumerate(sentences):
             yield (prefix if i == 0 else ""), sentence, i == len(sentences) - 1
