@@ -411,8 +411,9 @@ def test_two_letters_are_not_spelled_out_by_any_two_words() -> None:
 def test_a_sentence_setting_two_papers_side_by_side_is_checked_half_by_half() -> None:
     """No one abstract says what two papers do: "X does A, while Y does B" is kept, citing
     both, when each half holds against its own source, and dropped when either does not."""
+    alpha = "AlphaNet improves accuracy by 12% on CIFAR-10 with sparse layers."
     evidence = [
-        _evidence(1, "AlphaNet", "AlphaNet improves accuracy by 12% on CIFAR-10 with sparse layers."),
+        _evidence(1, "AlphaNet", alpha),
         _evidence(2, "BetaGAN", "BetaGAN generates images with a discriminator ensemble."),
     ]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
