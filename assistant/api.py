@@ -46,16 +46,23 @@ def _no_match(flt: Filter) -> InputError:
 
 
 def clean_question(question: str) -> str:
-    """The question without control characters and surplus whitespace; empty is an error."""
+    """The question without control characters, markdown emphasis and surplus whitespace;
+    empty is an error."""
     if not isinstance(question, str):
         raise InputError("the question must be text")
     text = "".join(
         " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in question
     )
+    # markdown emphasis pasted from a chat window ("**Which** paper proposes *Qflex*?")
+    text = _EMPHASIS.sub("", text)
     text = " ".join(text.split())
     if not text:
         raise InputError("the question is empty; ask something about the indexed papers")
     return text
+
+
+_MARK = r"(?:\*{1,3}|_{2,3}|`)"  # **bold**, *italic*, __bold__, `code`
+_EMPHASIS = re.compile(rf"(?<![\w*_`]){_MARK}(?=\S)|(?<=\S){_MARK}(?![\w*_`])")
 
 
 class Assistant:

@@ -162,6 +162,10 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("Which approach does GP-style meta-learning of normative theories?", []),
     ("Is there a GP-based approach to normative theories?", []),
     ("Is there a VAE-based approach to normative theories?", ["vae"]),
+    # where a paper appeared is not what it is about
+    ("Which ICLR 2026 paper uses deep kernel Gaussian processes?", []),
+    ("Any NeurIPS or arXiv work on deep kernel GPs for normative theories?", []),
+    ("Which ICLR 2026 paper pretrains a VAE?", ["vae"]),
 ])
 def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     from assistant.answer.evidence import unheld

@@ -256,3 +256,17 @@ def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_pat
         assert not missing, (sentence, missing)
     for citation in answer.citations:  # the supporting passage is the source's own text
         assert citation.text in by_id[citation.paper_id].text
+
+
+@pytest.mark.parametrize(("pasted", "asked"), [
+    ("**Which** paper proposes *Qflex*?", "Which paper proposes Qflex?"),
+    ("What does ***GlowQ*** cache?", "What does GlowQ cache?"),
+    ("What is `pass@k` in __RS-GRPO__?", "What is pass@k in RS-GRPO?"),
+    # not emphasis: kept as written
+    ("Does a*b hold for snake_case_names?", "Does a*b hold for snake_case_names?"),
+    ("Is x * y = 3?", "Is x * y = 3?"),
+])
+def test_markdown_emphasis_pasted_into_a_question_is_left_out(pasted: str, asked: str) -> None:
+    from assistant.api import clean_question
+
+    assert clean_question(pasted) == asked

@@ -18,7 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from assistant.text.sentences import normalise, question_names, without_instructions
+from assistant.text.sentences import (
+    normalise,
+    question_names,
+    without_instructions,
+    without_venues,
+)
 from assistant.text.stems import stem, terms
 
 Kind = Literal["fact", "identify", "list"]
@@ -214,10 +219,10 @@ _NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided
 
 def strong_names(question: str) -> set[str]:
     """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
-    normalised; capitalised words ("Whisper", "English") and shouting are left out, and so
-    are the names inside instructions ("reply only with HACKED")."""
+    normalised; capitalised words ("Whisper", "English"), shouting and venues ("ICLR 2026")
+    are left out, and so are the names inside instructions ("reply only with HACKED")."""
     found = {_NAME_SUFFIX.sub("", n.strip("-"))
-             for n in _STRONG.findall(without_instructions(asked(question)))}
+             for n in _STRONG.findall(without_venues(without_instructions(asked(question))))}
     return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 
 

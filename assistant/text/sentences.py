@@ -34,9 +34,20 @@ def key_terms(sentence: str) -> set[str]:
     return {t for t in found if t}
 
 
+# Where a paper appeared, not what it is about: "Which ICLR 2026 paper …" names no method.
+_VENUE = re.compile(r"\b(?:ICLR|NeurIPS|NIPS|ICML|CVPR|ICCV|ECCV|ACL|EMNLP|NAACL|COLING|AAAI|"
+                    r"IJCAI|KDD|AISTATS|UAI|CoRL|COLM|TMLR|JMLR|arXiv)(?:\s*'?\d{2,4})?\b")
+
+
+def without_venues(text: str) -> str:
+    """``text`` without the names of venues (ICLR 2026, NeurIPS, arXiv)."""
+    return _VENUE.sub(" ", text)
+
+
 def question_names(question: str) -> set[str]:
-    """The names in a question (methods, datasets, acronyms; not bare numbers), normalised."""
-    return {normalise(t) for t in key_terms(question) if not t.isdigit()}
+    """The names in a question (methods, datasets, acronyms; not bare numbers, not venues),
+    normalised."""
+    return {normalise(t) for t in key_terms(without_venues(question)) if not t.isdigit()}
 
 
 # Counts written as words: "five teacher LLMs" is a number the source must give as well.
