@@ -54,15 +54,15 @@ def clean_question(question: str) -> str:
         " " if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in question
     )
     # markdown emphasis pasted from a chat window ("**Which** paper proposes *Qflex*?")
-    text = _EMPHASIS.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
     text = " ".join(text.split())
     if not text:
         raise InputError("the question is empty; ask something about the indexed papers")
     return text
 
 
-_MARK = r"(?:\*{1,3}|_{2,3}|`)"  # **bold**, *italic*, __bold__, `code`
-_EMPHASIS = re.compile(rf"(?<![\w*_`]){_MARK}(?=\S)|(?<=\S){_MARK}(?![\w*_`])")
+# **bold**, *italic*, __bold__, `code`: the marks in pairs around words (not "A* search")
+_EMPHASIS = re.compile(r"(?<![\w*_`])(\*{1,3}|__|`)(?=[^\s*_`])(.+?)(?<=[^\s*_`])\1(?![\w*_`])")
 
 
 class Assistant:

@@ -265,6 +265,7 @@ def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_pat
     # not emphasis: kept as written
     ("Does a*b hold for snake_case_names?", "Does a*b hold for snake_case_names?"),
     ("Is x * y = 3?", "Is x * y = 3?"),
+    ("Which paper uses A* search?", "Which paper uses A* search?"),
 ])
 def test_markdown_emphasis_pasted_into_a_question_is_left_out(pasted: str, asked: str) -> None:
     from assistant.api import clean_question
