@@ -20,14 +20,13 @@ Verdict = Any  # citations.Verdict (which imports this module)
 
 _CONTRAST = re.compile(r",?\s+(?:while|whereas)\s+|;\s+|,\s+(?:but|and\s+in\s+contrast,?)\s+",
                        re.IGNORECASE)
-_MARKERS = re.compile(r"\s*(?:\[\d+\]\s*)+")
 
 
 def by_halves(raw: str, check: Callable[[str], Verdict]) -> Verdict | None:
     """The sentence ``raw`` kept as its halves are (each checked by ``check``, with the
     citations of its own half or else of the whole sentence); None when it has no contrast, or
     any half is dropped."""
-    sentence = strip_markers(raw).strip()
+    sentence = strip_markers(raw)
     halves = [h for h in _CONTRAST.split(raw.strip()) if h.strip()]
     if len(halves) != 2:
         return None
@@ -35,7 +34,7 @@ def by_halves(raw: str, check: Callable[[str], Verdict]) -> Verdict | None:
     verdicts = []
     for half in halves:
         own = cited_numbers(half)
-        text = _MARKERS.sub(" ", half).strip().rstrip(".!?") + "."
+        text = strip_markers(half).rstrip(".!?") + "."
         verdict = check(text + ("".join(f"[{n}]" for n in own) if own else marks))
         if verdict.dropped or verdict.refusal or verdict.pointer or not verdict.numbers:
             return None
