@@ -240,3 +240,23 @@ def test_a_compared_paper_the_answer_leaves_out_gets_its_own_line(bundled_home,
     abstract = assistant.store.abstract(answer.citations[1].paper_id)
     assert all(q.strip('"') in abstract
                for q in line.removeprefix(f"{gida}: ").removesuffix(" [2].").split(" … "))
+
+
+def test_an_answer_never_opens_with_a_pronoun_for_a_paper_it_has_not_named(bundled_home,
+                                                                            minilm) -> None:
+    """The model's "Yes, GlowQ is relevant." is dropped (it says nothing checkable) and its
+    next sentence, "It caches …", would open the answer pointing at nothing: the paper it
+    cites becomes its subject. Later sentences, and "It is hard to …", keep their words."""
+    rest = ("caches a single shared right factor per input-sharing group and restores only "
+            "the groups or layers that yield the highest accuracy benefit [1].")
+    reply = f"Yes, something here is relevant. It {rest} It is hard to say more."
+    assistant = make(bundled_home, minilm, reply)
+    answer = assistant.ask("I'm working on LLM quantization for edge devices. "
+                           "Is there anything relevant here?")
+    assert answer.citations[0].title.startswith("GlowQ")
+    assert answer.text.startswith(f"GlowQ {rest}")
+
+    kept = make(bundled_home, minilm, f"GlowQ is a group-shared low-rank approximation [1]. "
+                                      f"It {rest}")
+    answer = kept.ask("What does GlowQ do?")
+    assert f"It {rest}" in answer.text and f"GlowQ {rest}" not in answer.text

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assistant.answer.citations import CitationChecker, Evidence, Verdict
 from assistant.answer.markers import split_units
+from assistant.answer.wording import display
 from assistant.text.sentences import split_sentences
 from assistant.types import Citation, Dropped, Usage
 
@@ -148,6 +149,8 @@ class Writer:
             self.dropped.append(Dropped(verdict.sentence, "repeats an earlier sentence"))
             return
         self._seen.add(said)
+        if not self.kept:
+            verdict = self._named_subject(verdict)
         piece = self.render.sentence(verdict)
         if self.kept and self._line_has_text:
             piece = " " + piece
@@ -158,6 +161,31 @@ class Writer:
         self._line_has_text = not ends_line
         self.kept.append(piece)
         yield piece
+
+
+    def _named_subject(self, verdict: Verdict) -> Verdict:
+        """The answer's first sentence with the paper it cites for its subject, where it
+        opens with "It"/"Its"/"This paper": the sentence that named the paper was dropped
+        ("Yes, GlowQ is relevant." then "It is a group-shared low-rank approximation …"), and
+        an answer must not begin with a pronoun that points at nothing."""
+        match = _PRONOUN.match(verdict.sentence)
+        if match is None or len(set(verdict.numbers)) != 1:
+            return verdict
+        item = self.render.evidence[verdict.numbers[0]]
+        name = self.checker.short_label(item)
+        if name == display(item.source):  # no short name: the title, quoted
+            name = f'"{item.source.title}"'
+            if match.group(1) == "Its":
+                return verdict  # "\"A Long Title\"'s method" reads worse than "Its method"
+        name += "'s" if match.group(1) == "Its" else ""
+        return replace(verdict, sentence=name + verdict.sentence[match.end():])
+
+
+# a first sentence's subject that points back at a sentence not shown
+_PRONOUN = re.compile(
+    r"(It|Its|(?:This|The) (?:paper|work|method|approach|framework))(?=\s)"
+    r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )\w+ (?:to|that|whether)\b)"  # "It is hard to"
+)
 
 
 def _usage(chunk: Any) -> Usage | None:
