@@ -181,10 +181,11 @@ class Writer:
         return replace(verdict, sentence=name + verdict.sentence[match.end():])
 
 
-# a first sentence's subject that points back at a sentence not shown
+# a first sentence's subject that points back at a sentence not shown; not the "it" of
+# "It is hard to …"
 _PRONOUN = re.compile(
     r"(It|Its|(?:This|The) (?:paper|work|method|approach|framework))(?=\s)"
-    r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )\w+ (?:to|that|whether)\b)"  # "It is hard to"
+    r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )\w+ (?:to|that|whether)\b)"
 )
 
 
