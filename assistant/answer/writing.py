@@ -165,7 +165,7 @@ class Writer:
 
     def _named_subject(self, verdict: Verdict) -> Verdict:
         """The answer's first sentence with the paper it cites for its subject, where it
-        opens with "It"/"Its"/"This paper": the sentence that named the paper was dropped
+        opens with "It", "Its" or "This paper": the sentence that named the paper was dropped
         ("Yes, GlowQ is relevant." then "It is a group-shared low-rank approximation …"), and
         an answer must not begin with a pronoun that points at nothing."""
         match = _PRONOUN.match(verdict.sentence)
@@ -184,7 +184,8 @@ class Writer:
 # a first sentence's subject that points back at a sentence not shown; not the "it" of
 # "It is hard to …"
 _PRONOUN = re.compile(
-    r"(It|Its|(?:This|The) (?:paper|work|method|approach|framework))(?=\s)"
+    r"(It|Its|This (?:paper|work|method|approach|framework)"
+    r"(?! (?:on|about|in|from|by|that|which)\b))(?=\s)"  # not "This paper on X …"
     r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )\w+ (?:to|that|whether)\b)"
 )
 
