@@ -440,3 +440,18 @@ def test_a_marker_after_a_closing_quote_stays_with_its_sentence() -> None:
     units = [s for _, s, _ in split_units('The action is "toast the bread." [1]. It works [2].')]
     assert [cited_numbers(u) for u in units] == [[1], [2]]
     assert strip_markers(units[0]).startswith('The action is "toast the bread')
+
+
+def test_a_number_must_stand_on_its_own_in_the_source() -> None:
+    """"Yes, GlowQ works at 2-bit." against an abstract with "4 bits", "WikiText-2" and
+    "0.2 points": none of those says 2, so the sentence is dropped; numbers inside names
+    ("GPT-4") and written on their own ("4 bits", "0.2") still hold."""
+    evidence = [_evidence(1, "GlowQ", "GlowQ keeps accuracy at 4 bits, on WikiText-2, within "
+                          "0.2 points of GPT-4 and 2.3K samples.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Does GlowQ work at 2-bit?")
+    dropped = checker.check("Yes, GlowQ works at 2-bit [1].")
+    assert dropped.dropped and "not in the source: 2" in dropped.dropped.reason
+    for sentence in ("GlowQ works at 4-bit [1].", "GlowQ stays within 0.2 points of GPT-4 [1].",
+                     "GlowQ is tested on WikiText-2 with 2.3K samples [1]."):
+        assert checker.check(sentence).dropped is None, sentence

@@ -21,6 +21,7 @@ from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     counts,
     key_terms,
+    lone_numbers,
     mentions,
     misspelt,
     normalise,
@@ -28,6 +29,7 @@ from assistant.text.sentences import (
     spelled_out,
     split_sentences,
     states_count,
+    states_number,
 )
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
@@ -197,8 +199,10 @@ class CitationChecker:
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
+        alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
         missing = [t for t in key_terms(sentence)
-                   if normalise(t) not in haystack and not spelled_out(t, haystack)
+                   if (not states_number(t, haystack) if t in alone
+                       else normalise(t) not in haystack and not spelled_out(t, haystack))
                    and not (t.isdigit() and states_count(t, haystack))]
         # a count in words ("five teacher LLMs") the question did not give either
         missing += [n for n in counts(sentence) - counts(self.question)

@@ -62,12 +62,28 @@ def counts(sentence: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", sentence.lower()) if w in COUNT_WORDS}
 
 
+# A number on its own: not part of a larger one ("0.2" in "0.25", "2" in "2.3K") nor the
+# end of a name ("2" in "WikiText-2", "4" in "GPT-4").
+_ALONE = r"(?<![\w.])(?<![A-Za-z]-){}(?!\w|[.,]\d)"
+
+
+def lone_numbers(sentence: str) -> set[str]:
+    """The numbers a sentence writes on their own, normalised ("2" of "2-bit"; not of
+    "2.3K" or "WikiText-2")."""
+    return set(re.findall(_ALONE.format(r"\d+(?:\.\d+)*"), normalise(sentence)))
+
+
+def states_number(number: str, text: str) -> bool:
+    """Whether lower-cased ``text`` writes ``number`` on its own, as a number (not "2" in
+    "WikiText-2" or "0.25")."""
+    return re.search(_ALONE.format(re.escape(number)), text) is not None
+
+
 def states_count(count: str, text: str) -> bool:
     """Whether lower-cased ``text`` gives the count (digits or a word), in digits or in words."""
     digits = COUNT_WORDS.get(count, count)
     word = next((w for w, n in COUNT_WORDS.items() if n == digits), None)
-    return re.search(rf"(?<![\w.]){digits}(?![\w]|[.,]\d)", text) is not None or bool(
-        word and re.search(rf"\b{word}\b", text))
+    return states_number(digits, text) or bool(word and re.search(rf"\b{word}\b", text))
 
 
 def spelled_out(acronym: str, text: str) -> bool:
