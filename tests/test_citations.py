@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from assistant.answer.citations import CitationChecker, Evidence, key_terms
 from assistant.answer.markers import cited_numbers, is_refusal, listed, split_units, strip_markers
-from assistant.types import Source
+from assistant.types import Dropped, Source
 
 
 def test_markers() -> None:
@@ -311,7 +311,7 @@ def test_an_acronym_the_source_spells_out_is_in_the_source() -> None:
     evidence = [_evidence(1, "Normative theories", "We fit a deep kernel Gaussian process to "
                           "choices, which gives uncertainty estimates for each prediction.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
-                              question="Does the deep kernel GP approach give uncertainty estimates?")
+                              question="What does the deep kernel GP approach give?")
     assert checker.check("The deep kernel GP approach gives uncertainty estimates [1].").dropped is None
     # an acronym whose letters the source does not spell, in order, is still missing
     dropped = checker.check("The deep kernel VAE approach gives uncertainty estimates [1].").dropped
@@ -443,15 +443,40 @@ def test_a_marker_after_a_closing_quote_stays_with_its_sentence() -> None:
 
 
 def test_a_number_must_stand_on_its_own_in_the_source() -> None:
-    """"Yes, GlowQ works at 2-bit." against an abstract with "4 bits", "WikiText-2" and
+    """"GlowQ works at 2-bit." against an abstract with "4 bits", "WikiText-2" and
     "0.2 points": none of those says 2, so the sentence is dropped; numbers inside names
     ("GPT-4") and written on their own ("4 bits", "0.2") still hold."""
     evidence = [_evidence(1, "GlowQ", "GlowQ keeps accuracy at 4 bits, on WikiText-2, within "
                           "0.2 points of GPT-4 and 2.3K samples.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
-                              question="Does GlowQ work at 2-bit?")
-    dropped = checker.check("Yes, GlowQ works at 2-bit [1].")
+                              question="How many bits does GlowQ work at?")
+    dropped = checker.check("GlowQ works at 2-bit [1].")
     assert dropped.dropped and "not in the source: 2" in dropped.dropped.reason
     for sentence in ("GlowQ works at 4-bit [1].", "GlowQ stays within 0.2 points of GPT-4 [1].",
                      "GlowQ is tested on WikiText-2 with 2.3K samples [1]."):
         assert checker.check(sentence).dropped is None, sentence
+
+
+def test_a_yes_or_no_in_the_questions_own_words_is_not_an_answer() -> None:
+    """"Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on an
+    external noise schedule.": every word is in the abstract ("… avoiding external
+    schedules"), so the words cannot tell a right verdict from a wrong one. A verdict that
+    says more, in the abstract's words, is checked as before; other questions are not
+    affected."""
+    text = ("Such a design allows empirical computation of noise and signal scaling directly "
+            "from data, avoiding external schedules.")
+    evidence = [_evidence(1, "TEDM: Time Series Forecasting with Elucidated Diffusion Models",
+                          text)]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Does TEDM rely on an external noise schedule?")
+    for bare in ("Yes, TEDM relies on an external noise schedule [1].",
+                 "No, TEDM doesn't rely on an external noise schedule [1].",
+                 "TEDM relies on an external noise schedule [1]."):
+        verdict = checker.check(bare)
+        assert verdict.dropped and "question's own words" in verdict.dropped.reason, bare
+    said = checker.check("No, TEDM computes noise and signal scaling directly from data [1].")
+    assert said.dropped is None and said.numbers == (1,)
+    other = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="What noise schedule does TEDM rely on?")
+    assert not (other.check("TEDM relies on an external noise schedule [1].").dropped or
+                Dropped("", "")).reason.startswith("says yes or no")

@@ -12,6 +12,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
+from assistant.answer.citations import BARE_VERDICT
 from assistant.answer.quotes import LEAD as QUOTE_LEAD
 from assistant.answer.support import backing, calibration, named_each, score_sources
 from assistant.api import Assistant
@@ -260,3 +261,24 @@ def test_an_answer_never_opens_with_a_pronoun_for_a_paper_it_has_not_named(bundl
                                       f"It {rest}")
     answer = kept.ask("What does GlowQ do?")
     assert f"It {rest}" in answer.text and f"GlowQ {rest}" not in answer.text
+
+
+def test_a_yes_no_question_gets_the_abstracts_words_not_the_models_yes(bundled_home,
+                                                                       minilm) -> None:
+    """The model answers "Yes, TEDM relies on an external noise schedule." and the abstract
+    says "… avoiding external schedules": the verdict is not shown, the abstract's sentence
+    that answers is. A yes/no question about a name no single abstract holds still
+    abstains."""
+    assistant = make(bundled_home, minilm,
+                     "Yes, TEDM relies on an external noise schedule [1].")
+    answer = assistant.ask("Does TEDM rely on an external noise schedule?")
+    assert not answer.abstained and "Yes" not in answer.text
+    assert answer.text.startswith("The abstract of TEDM does not say yes or no")
+    assert "avoiding external schedules" in answer.text
+    assert [c.title.split(":")[0] for c in answer.citations] == ["TEDM"]
+    assert [d.reason for d in answer.dropped] == [BARE_VERDICT]
+
+    both = make(bundled_home, minilm, "Yes, SAFER uses TempFlow-GRPO to pick its sampling "
+                                      "budget [1].")
+    answer = both.ask("Does SAFER use TempFlow-GRPO to pick its sampling budget?")
+    assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations

@@ -128,6 +128,24 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     assert asks_whether(question) is whether
 
 
+@pytest.mark.parametrize(("question", "yes_no"), [
+    ("Does TEDM rely on an external noise schedule?", True),
+    ("Is GlowQ faster than its baselines?", True),
+    ("can value matching handle rewards that aren't differentiable", True),
+    ("Was AIGB-Pearl only tested in a simulator?", True),
+    ("Different topic: does SAFER ever abstain?", True),
+    ("Is there work on GlowQ for speech?", False),  # asks for papers
+    ("Does any paper use Gaussian splatting?", False),
+    ("What does TEDM do?", False),
+    ("Which paper proposes GlowQ?", False),
+])
+def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
+    """A yes/no question about what a paper says: its answer is not "yes" in its own words."""
+    from assistant.answer.intent import asks_yes_or_no
+
+    assert asks_yes_or_no(question) is yes_no
+
+
 @pytest.mark.parametrize(("question", "thing"), [
     ("Which dataset does SSD-GS use to show that it disentangles lighting?", "dataset"),
     ("which dataset is gaussianfusion's 3d object detection result reported on", "dataset"),

@@ -8,9 +8,10 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from assistant.answer.citations import CitationChecker, Evidence, Verdict
+from assistant.answer.citations import BARE_VERDICT, CitationChecker, Evidence, Verdict
 from assistant.answer.evidence import (
     AnswerConfig,
+    asked_about,
     covered,
     focus,
     format_sources,
@@ -126,10 +127,10 @@ def generate(
     render = Render({e.number: e for e in evidence})
     named = named_each(question, [e.source for e in evidence])
 
-    def quoted_under(said: str) -> Generator[str, None, str]:
+    def quoted_under(said: str, rare: bool = False) -> Generator[str, None, str]:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
         quote = (_each_paper(checker, render, said, config) if asks_for_several(question)
-                 else _quote(question, render, said, abstract, embed_many, config))
+                 else _quote(question, render, said, abstract, embed_many, config, rare))
         # "Compare SAFER and RS-GRPO.": a paper the question names that the answer left out
         left_out = [e.number for e in evidence
                     if e.source.paper_id in named and e.number not in render.display]
@@ -147,6 +148,15 @@ def generate(
         first = first if first is not None else round(time.perf_counter() - started, 3)
         yield piece
         text = yield from quoted_under(piece)
+        yield finish(text, render, False, first, usage)
+
+    def the_abstract(item: Evidence, first: float | None, usage: Usage) -> Iterator[str | Answer]:
+        """No verdict, and the abstract's sentences closest to the question, quoted."""
+        piece = render.sentence(Verdict(
+            f"The abstract of {checker.short_label(item)} does not say yes or no in so many "
+            "words", (item.number,), (item.passages[0],)))
+        yield piece
+        text = yield from quoted_under(piece, rare=True)
         yield finish(text, render, False, first, usage)
 
     if judge is not None and identifies(question):
@@ -173,8 +183,14 @@ def generate(
         refuted = any(d.reason.startswith(("the source says nothing of", UNNAMED))
                       for d in dropped)
         found = None if refuted else named_paper(question, evidence)
+        # "Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on …":
+        # the abstract's own sentences closest to the question answer instead
+        about = (asked_about(question, evidence) if not (refuted or writer.refused) and any(
+            d.reason == BARE_VERDICT for d in dropped) else None)
         if found is not None:
             yield from the_paper(found, "", writer.first_token, writer.usage)
+        elif about is not None:
+            yield from the_abstract(about, writer.first_token, writer.usage)
         else:
             yield from abstain(writer.first_token, writer.usage)
         return
@@ -258,7 +274,7 @@ def _remembered(embed_many: EmbedMany) -> EmbedMany:
 
 def _quote(question: str, render: Render, answer: str,
            abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
-           config: AnswerConfig) -> str:
+           config: AnswerConfig, rare: bool = False) -> str:
     """The first cited paper's sentences closest to the question, quoted and cited under an
     answer (under a which-paper answer too: its quote says what the paper proposes, these what
     the question asked about)."""
@@ -267,7 +283,8 @@ def _quote(question: str, render: Render, answer: str,
     number = min(render.display, key=render.display.__getitem__)
     item = render.evidence[number]
     text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
-    sentences = closest_sentences(question, text, answer, embed_many, config.quote_sentences)
+    sentences = closest_sentences(question, text, answer, embed_many, config.quote_sentences,
+                                  rare)
     if not sentences:
         return ""
     return render.sentence(Verdict(quoted(sentences), (number,), (item.passages[0],)))

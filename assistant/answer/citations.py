@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from assistant.answer.contrast import by_halves
-from assistant.answer.intent import asked_for, asks_for_name, topic_terms
+from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
 from assistant.answer.markers import (
     Listed,
     and_join,
@@ -44,6 +44,9 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 # A sentence that says what the paper itself does: "we propose", "this paper presents"
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
+_VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
+# A Dropped reason: the model's yes or no, said in the question's words
+BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
 _JOINS = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)  # what joins markers listed alone
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 # Question words an answer may repeat without the source using them: verbs of doing, and the
@@ -124,6 +127,7 @@ class CitationChecker:
         self._names = question_names(self.question)
         # "Which dataset does SSD-GS use?": the answer names one (``names_wanted``)
         self.wanted = None if self.papers else asks_for_name(self.question)
+        self._yes_no = not self.papers and asks_yes_or_no(self.question)
         self._introduced: dict[str, str | None] = {}
 
     def label(self, item: Evidence) -> str:
@@ -291,6 +295,19 @@ class CitationChecker:
         words = set(terms(sentence)) - _GENERIC
         return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
 
+    def _bare_verdict(self, sentence: str) -> bool:
+        """"Yes, TEDM relies on an external noise schedule.": the question's own words as a
+        statement, with or without a yes or a no. Its words are all in the abstract whichever
+        the answer is ("… avoiding external schedules"), so no check can tell a right verdict
+        from a wrong one, and the model says "yes" to most such questions; the abstract's own
+        sentences answer instead."""
+        verdict = _VERDICT.match(sentence)
+        rest = sentence[verdict.end():] if verdict else sentence
+        if any(normalise(t) not in self._question_text for t in key_terms(rest)):
+            return False
+        words = set(terms(_NEGATION.sub(" ", rest))) - _GENERIC
+        return not words or len(words & self._question_words) >= 0.8 * len(words)
+
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
         said = flat(sentence)
@@ -359,6 +376,8 @@ class CitationChecker:
             return Verdict(sentence, dropped=Dropped(sentence, "empty"))
         if is_refusal(sentence):
             return Verdict(sentence, refusal=True)
+        if self._yes_no and self._bare_verdict(sentence):
+            return Verdict(sentence, dropped=Dropped(sentence, BARE_VERDICT))
         named = self._named_by(sentence)
         if named is not None:  # "MindPilot." for "which work …?": the paper, by its name
             return self.pointer([named])

@@ -66,6 +66,13 @@ def _holds(source: Source, names: set[str]) -> bool:
     return all(mentions(haystack, name) for name in names)
 
 
+def asked_about(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    """The best-ranked source holding every name of the question, written out or not ("GP":
+    "Gaussian processes"), the first when it names none: the paper a yes/no question asks
+    about."""
+    return next((e for e in evidence if not unheld(question, [e.source])), None)
+
+
 def focus(question: str, sources: Sequence[Source]) -> Source | None:
     """The one retrieved paper that the question names, if there is exactly one.
 

@@ -197,6 +197,15 @@ def asks_whether(question: str) -> bool:
     return bool(_EXISTS.match(asked(question)))
 
 
+_YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "New topic: does …"
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
+    an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
+    return kind_of(question) == "fact" and bool(_YES_NO.match(asked(question)))
+
+
 def asks_for_papers(question: str) -> bool:
     """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
     return kind_of(question) != "fact"

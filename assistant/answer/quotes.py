@@ -19,10 +19,12 @@ _SAID = 0.8  # a sentence with this share of its words already in the answer is 
 
 
 def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMany,
-                      count: int) -> tuple[str, ...]:
+                      count: int, rare: bool = False) -> tuple[str, ...]:
     """Up to ``count`` sentences of ``text`` nearest the question that ``answer`` does not
     already say, in ``text``'s order; none for a passage that gives orders and nothing
-    else."""
+    else. ``rare``: first those sharing the question's words that few of the text's
+    sentences use ("uncertainty", not the "kernel" every sentence names): where the quote
+    is the whole answer to a yes/no question, what it asks about, not what it is about."""
     if count <= 0:
         return ()
     fresh = unsaid(split_sentences(without_instructions(text)), answer)
@@ -30,8 +32,14 @@ def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMa
         return ()
     query, *vectors = embed_many([question, *fresh])
     asked = set(terms(question))
-    ranked = sorted(range(len(fresh)), reverse=True,
-                    key=lambda i: relevance(fresh[i], vectors[i], query, asked, set()))
+    words = [set(terms(s)) for s in fresh]
+
+    def weight(i: int) -> float:
+        return sum(1 / sum(w in other for other in words) for w in words[i] & asked)
+
+    ranked = sorted(range(len(fresh)), reverse=True, key=lambda i: (
+        round(weight(i), 6) if rare else 0.0,
+        relevance(fresh[i], vectors[i], query, asked, set())))
     return tuple(fresh[i] for i in sorted(ranked[:count]))
 
 
