@@ -480,3 +480,18 @@ def test_a_yes_or_no_in_the_questions_own_words_is_not_an_answer() -> None:
                             question="What noise schedule does TEDM rely on?")
     assert not (other.check("TEDM relies on an external noise schedule [1].").dropped or
                 Dropped("", "")).reason.startswith("says yes or no")
+
+
+def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
+    """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
+    curated samples were curated through human-guided annotation": true, and no count."""
+    evidence = [_evidence(1, "TSR", "TSR-Suite contains 23K samples, of which 2.3K are curated "
+                          "through a human-guided hierarchical annotation process by three "
+                          "annotators.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), question=(
+        "How many human annotators worked on the 2.3K curated samples in TSR-Suite?"))
+    assert checker.wanted == "number"
+    assert not checker.names_wanted("The 2.3K curated samples in TSR-Suite were curated through "
+                                    "a human-guided hierarchical annotation process.")
+    assert checker.names_wanted("Three annotators curated the 2.3K samples.")
+    assert checker.names_wanted("The 2.3K samples were curated by 3 annotators.")

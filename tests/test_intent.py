@@ -155,6 +155,14 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
      "pretrained multi-view diffusion model"),
     ("Which university or company is the DrPose paper from?", "university"),
     ("What benchmark is Agentic Predictor evaluated on?", "benchmark"),
+    ("DrPose15K built from which motion dataset? name pls", "dataset"),
+    ("How many human annotators worked on TSR-Suite?", "number"),
+    ("quick q: how many forward passes does PEA need?", "number"),
+    # a second question, or "how many" inside a clause
+    ("What does GlowQ do, and which baseline does it beat?", None),
+    ("what EEG headset and how many channels did MindPilot use", None),
+    ("Is there a paper giving each layer a rank matched to how many directions it spans?",
+     None),
     # the thing is the subject, or a paper is asked for, or a kind rather than a name
     ("Tell me what the HUMAINE authors release publicly.", None),
     ("What kinds of benchmark tasks did they test it on?", None),

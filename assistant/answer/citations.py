@@ -16,7 +16,15 @@ from assistant.answer.markers import (
     listed,
     strip_markers,
 )
-from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
+from assistant.answer.wording import (
+    SYMBOLIC,
+    cosine,
+    display,
+    flat,
+    is_title,
+    stem_in,
+    values_in,
+)
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     counts,
@@ -199,7 +207,9 @@ class CitationChecker:
     def _values(self, sentence: str) -> bool:
         """Whether the sentence gives numbers or symbols (pass@k) that the question does not
         hold: an answer made of values the source states, whatever the question called them."""
-        return any(normalise(v) not in self._question_text for v in values_in(sentence))
+        return (any(normalise(v) not in self._question_text for v in SYMBOLIC.findall(sentence))
+                or any(not states_number(n, self._question_text)
+                       for n in lone_numbers(sentence)))  # "3" is not given by "2.3K"
 
     def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
@@ -264,6 +274,8 @@ class CitationChecker:
         for none; "SSD-GS uses a real-world dataset" names no dataset."""
         if self.wanted is None or self._values(sentence):
             return True
+        if self.wanted == "number":  # "three domains": a count in words
+            return bool(counts(sentence) - counts(self.question))
         titles = normalise(" ".join(e.source.title for e in self.evidence))
         return any(normalise(t) not in self._question_text and normalise(t) not in titles
                    for t in key_terms(sentence))

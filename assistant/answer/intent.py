@@ -282,21 +282,30 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
                 r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
                 r"(?:[\w\-]+\s+){0,2}?models?")
 _ASKS_NAME = re.compile(
-    r"^\W*(?:(?:tell\s+me|and|also|so)\s+)?(?:which|what|name)\s+(?:the\s+)?"
+    r"(?:^\W*(?:(?:tell\s+me|and|also|so)\s+)?(?:which|what|name)"
+    r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
     rf"(?:(?!(?:a|an|any|some)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
     r"|\s*[?.,]|\s*$)",
     re.IGNORECASE)
 
 
+# "How many …", "Quick check: into how many …"; not "… matched to how many directions"
+_HOW_MANY = re.compile(r"(?:^|[.?!:;]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
+_WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNORECASE)
+
+
 def asks_for_name(question: str) -> str | None:
     """The kind of thing a question wants named ("dataset" for "Which dataset does SSD-GS
-    use?"), or None; questions for a paper ("which paper …", "name a method …") are not."""
+    use?", "number" for "How many annotators …?"), or None; questions for a paper ("which
+    paper …", "name a method …") are not."""
     own = asked(question)
     if kind_of(question) != "fact":
         return None
-    found = _ASKS_NAME.search(own)
-    return " ".join(found["thing"].lower().split()) if found else None
+    found = _ASKS_NAME.search(own) or _HOW_MANY.search(own)
+    if found is None or _WH_BEFORE.search(own[:found.start()]):
+        return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
+    return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
 
 
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:

@@ -68,9 +68,10 @@ _ALONE = r"(?<![\w.])(?<![A-Za-z]-){}(?!\w|[.,]\d)"
 
 
 def lone_numbers(sentence: str) -> set[str]:
-    """The numbers a sentence writes on their own, normalised ("2" of "2-bit"; not of
-    "2.3K" or "WikiText-2")."""
-    return set(re.findall(_ALONE.format(r"\d+(?:\.\d+)*"), normalise(sentence)))
+    """The numbers a sentence writes on their own, normalised, with a magnitude ("2" of
+    "2-bit", "2.3k" of "2.3K samples", "5x"; nothing of "WikiText-2")."""
+    return set(re.findall(_ALONE.format(r"\d+(?:\.\d+)*(?:[kmbx](?![a-z]))?"),
+                          normalise(sentence)))
 
 
 def states_number(number: str, text: str) -> bool:
