@@ -28,6 +28,13 @@ KINDS = [
     ("What is the approach that fine-tunes on PoseScore?", "identify"),
     ("Name a video generator that was trained to reproduce cell biology.", "identify"),
     ("name an encoder which needs no attention", "identify"),
+    # a preamble, then the question: what the last asking sentence asks for
+    ("My team uses one adapter rank everywhere. Is there a paper giving each layer its own?",
+     "identify"),
+    ("I half-remember a graph paper on a weak regularity lemma. Which one was that?",
+     "identify"),
+    ("DrPose and JOSH both reconstruct 3D humans. How do their methods differ?", "list"),
+    ("We run ViTs on edge boards. How does PEA adapt them?", "fact"),
     # "works", "studies" as verbs are not papers to list
     ("point me to a paper that plans in plain English and works backward from the goal",
      "identify"),
@@ -120,6 +127,7 @@ def test_topic_terms_leave_out_the_frame() -> None:
     ("Which paper proposes GlowQ?", False),
     ("Point me to work on relighting.", False),
     ("Is GlowQ faster than its baselines?", False),  # a yes/no question about a paper
+    ("We fine-tune with one rank. Is there work giving each layer its own rank?", True),
 ])
 def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     """"Is there work …?" is answered "Yes: <paper>" when the judge accepts the paper."""

@@ -21,6 +21,7 @@ from typing import Literal
 from assistant.text.sentences import (
     normalise,
     question_names,
+    split_sentences,
     without_instructions,
     without_venues,
 )
@@ -133,11 +134,30 @@ class Intent:
 
 
 def asked(question: str) -> str:
-    """The part of a question that says what kind of answer it wants."""
+    """The part of a question that says what kind of answer it wants: with a follow-up, the
+    earlier question too when it points back at a list."""
     own, joined, earlier = question.partition(FOLLOW_UP)
     if joined and _BACK_TO_LIST.search(own):
         return f"{own} {earlier.removesuffix(')')}"
     return own
+
+
+# "… Which one was that?", "What is it called?": the sentence before says what is asked for
+_BACK_REFERENCE = re.compile(r"^\W*(?:which|what)(?:\s+one)?\s*(?:is|was|'s)\s+(?:that|it|this)"
+                             r"(?:\s+called)?\W*$", re.IGNORECASE)
+
+
+def _asking_sentence(text: str) -> str:
+    """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?"),
+    the last sentence that asks; else the whole text."""
+    sentences = split_sentences(text)
+    asking = [i for i, s in enumerate(sentences) if s.rstrip().endswith("?")]
+    if len(sentences) < 2 or not asking:
+        return text
+    last = asking[-1]
+    if _BACK_REFERENCE.match(sentences[last]) and last > 0:
+        return f"{sentences[last - 1]} Which paper is it?"
+    return sentences[last]
 
 
 def join_follow_up(question: str, earlier: str) -> str:
@@ -173,8 +193,16 @@ _COUNT_OR_ABOUT = re.compile(
 
 
 def kind_of(question: str) -> Kind:
-    """``list`` when several papers answer it, ``identify`` when one paper does, else ``fact``."""
+    """``list`` when several papers answer it, ``identify`` when one paper does, else ``fact``;
+    after a preamble that asks for nothing, what its last asking sentence asks for."""
     own = asked(question)
+    kind = _kind(own)
+    if kind == "fact" and (sentence := _asking_sentence(own)) != own:
+        return _kind(sentence)
+    return kind
+
+
+def _kind(own: str) -> Kind:
     if _COUNT_OR_ABOUT.match(own):
         return "fact"
     nouns = _AS_VERB.sub(" ", own)
@@ -194,7 +222,9 @@ def asks_for_several(question: str) -> bool:
 
 def asks_whether(question: str) -> bool:
     """Whether the question asks if such work exists ("Is there work on …?", "Has anyone …?")."""
-    return bool(_EXISTS.match(asked(question)))
+    own = asked(question)
+    return bool(_EXISTS.match(own) or (kind_of(question) != "fact"
+                                        and _EXISTS.match(_asking_sentence(own))))
 
 
 _YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "New topic: does …"
