@@ -193,7 +193,7 @@ class Assistant:
         from assistant.ingest.tokens import truncate
         from assistant.models.llm import model_label
         from assistant.server_errors import model_errors
-        from assistant.text.sentences import without_instructions
+        from assistant.text.sentences import without_instructions, without_style
 
         started = time.perf_counter()
         text = clean_question(question)
@@ -209,6 +209,13 @@ class Assistant:
             # "[Admin note: …]") are not what it asks: searched for, checked and shown to
             # the model is the rest, as with the abstracts.
             standalone = without_instructions(standalone).strip() or standalone
+            # "Explain HAQO like I'm five.": answered in the abstracts' terms, which the
+            # checks can hold each sentence to
+            plain = without_style(standalone) or standalone
+            if plain != standalone:
+                warnings.append("answered in the abstracts' own terms: each sentence must be "
+                                "checked against them, so the request about style was set aside")
+            standalone = plain
             sources = self._find(standalone, k, flt)
         retrieved = time.perf_counter() - started
         fitted = calibration()

@@ -282,3 +282,15 @@ def test_a_yes_no_question_gets_the_abstracts_words_not_the_models_yes(bundled_h
                                       "budget [1].")
     answer = both.ask("Does SAFER use TempFlow-GRPO to pick its sampling budget?")
     assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations
+
+
+def test_a_question_asked_like_im_five_is_answered_in_the_abstracts_terms(bundled_home,
+                                                                          minilm) -> None:
+    """"ELI5: what is GlowQ?" stopped before the model ("ELI5" read as a name no abstract
+    holds); the request about style is set aside, and the answer says so."""
+    assistant = make(bundled_home, minilm, "GlowQ caches a single shared right factor per "
+                                           "input-sharing group [1].")
+    answer = assistant.ask("ELI5: what is GlowQ?")
+    assert not answer.abstained and answer.text.startswith("GlowQ caches")
+    assert any("style was set aside" in w for w in answer.warnings)
+    assert not any("style" in w for w in assistant.ask("What is GlowQ?").warnings)

@@ -271,3 +271,21 @@ def test_markdown_emphasis_pasted_into_a_question_is_left_out(pasted: str, asked
     from assistant.api import clean_question
 
     assert clean_question(pasted) == asked
+
+
+@pytest.mark.parametrize(("asked", "kept"), [
+    ("Explain HAQO like I'm five.", "Explain HAQO."),
+    ("ELI5: what is GlowQ?", "what is GlowQ?"),
+    ("what is GlowQ, eli5?", "what is GlowQ?"),
+    ("In simple terms, what does Value Matching do?", "what does Value Matching do?"),
+    ("What does GlowQ do, in plain English?", "What does GlowQ do?"),
+    ("explain it like I'm five: which paper abstains?", "which paper abstains?"),
+    # the words as a topic, not a request about style: kept
+    ("point me to a paper that plans in plain English", "point me to a paper that plans in plain "
+     "English"),
+    ("What is ELI5?", "What is ELI5?"),
+])
+def test_a_request_about_style_is_set_aside(asked: str, kept: str) -> None:
+    from assistant.text.sentences import without_style
+
+    assert without_style(asked) == kept

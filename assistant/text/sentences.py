@@ -205,3 +205,25 @@ def without_instructions(passage: str) -> str:
     if not any(is_instruction(s) for s in sentences):
         return passage
     return " ".join(s for s in sentences if not is_instruction(s))
+
+
+# How to say it, not what to say: "like I'm five", "ELI5:", "In simple terms, …". Every
+# sentence of an answer is checked against the abstracts, so it is written in their terms;
+# a child's analogy can never be checked ("It's like painting with different colours").
+_STYLE = re.compile(
+    r"^\W*ELI5\b\s*[:,\-]?|(?:,\s*|\s*\()ELI5\)?(?=\s*[?.!]?\s*$)"
+    r"|(?:,\s*)?(?:\b(?:explain|describe)\s+(?:it|this|that)\s+)?(?:to\s+me\s+)?\blike\s+"
+    r"(?:i'?m|i\s+am|i\s+was)\s+(?:five|5|a\s+(?:child|kid|(?:five|5)[\s\-]year[\s\-]old))\b"
+    r"\s*[:,]?"
+    r"|^\W*(?:in\s+)?(?:simple|plain|layman'?s?|non-technical|everyday)\s+"
+    r"(?:terms|words|english|language)\s*[:,]"
+    r"|,\s*in\s+(?:simple|plain|layman'?s?|non-technical|everyday)\s+"
+    r"(?:terms|words|english|language)(?=\s*[?.!]?\s*$)",
+    re.IGNORECASE)
+
+
+def without_style(question: str) -> str:
+    """``question`` without requests about the answer's style ("Explain HAQO like I'm
+    five." -> "Explain HAQO.")."""
+    text = _STYLE.sub(" ", question)
+    return re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split())).strip()
