@@ -54,6 +54,9 @@ KINDS = [
     ("Point me to the papers on time series.", "list"),
     ("Are there several works that use reward models for diffusion?", "list"),
     ("list the work on knowledge distillation", "list"),
+    ("give me everything in here that is 'multi-view' something", "list"),
+    ("give me everything on Gaussian splatting", "list"),
+    ("Tell me everything about GlowQ.", "fact"),  # one paper, by its name
     ("What methods use 3D Gaussians?", "list"),
     ("Summarize every paper about diffusion models.", "list"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),

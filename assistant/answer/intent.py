@@ -46,7 +46,11 @@ _PAPERS = "papers|works|studies|articles|publications"
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
     rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
-    rf"|\bseveral\s+{_PAPER}", re.IGNORECASE)
+    rf"|\bseveral\s+{_PAPER}"
+    # "give me everything on splatting", not "everything about GlowQ" (one named paper)
+    r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
+    r"(?!(?:the\s+)?(?-i:[A-Za-z]*[A-Z][a-z]*[A-Z0-9])))",
+    re.IGNORECASE)
 # "… machinery that works so well", "a paper that … and works backward": a verb, not papers.
 _AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studies|approaches)\b",
                       re.IGNORECASE)
