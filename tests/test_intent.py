@@ -203,6 +203,9 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("Which ICLR 2026 paper uses deep kernel Gaussian processes?", []),
     ("Any NeurIPS or arXiv work on deep kernel GPs for normative theories?", []),
     ("Which ICLR 2026 paper pretrains a VAE?", ["vae"]),
+    # a name with capitalised words hyphened before it is read whole; "deep-" is no name
+    ("How do deep kernel GPs compare with Self-GP?", ["self-gp"]),
+    ("Is the deep-GP approach for normative theories meta-learned?", []),
 ])
 def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     from assistant.answer.evidence import unheld

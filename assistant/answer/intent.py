@@ -250,8 +250,8 @@ def identifies(question: str) -> bool:
     return kind_of(question) == "identify"
 
 
-_STRONG = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)"
-                     r"[A-Za-z0-9\-]*")
+_STRONG = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
+                     r"|[A-Za-z]\d)[A-Za-z0-9\-]*")  # "Self-RAG" whole, "deep-RL" as RL
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 

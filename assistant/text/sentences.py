@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
-_NAME = re.compile(r"\b[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]|[A-Za-z]\d)[A-Za-z0-9\-]*")
+# a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
+_NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
+                   r"|[A-Za-z]\d)[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 # Capitalised words that name nothing in particular.
 _PLAIN = frozenset(
