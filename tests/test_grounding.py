@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
+from assistant.answer.asked import BARE_VERDICT
 from assistant.answer.chain import ABSTAIN_TEXT
-from assistant.answer.citations import BARE_VERDICT
 from assistant.answer.quotes import LEAD as QUOTE_LEAD
 from assistant.answer.support import backing, calibration, named_each, score_sources
 from assistant.api import Assistant

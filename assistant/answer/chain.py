@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from assistant.answer.citations import BARE_VERDICT, CitationChecker, Evidence, Verdict
+from assistant.answer.asked import BARE_VERDICT
+from assistant.answer.citations import CitationChecker, Evidence, Verdict
 from assistant.answer.evidence import (
     AnswerConfig,
     asked_about,
@@ -92,48 +93,99 @@ def generate(
     """Stream checked sentences of the answer as they complete, then the final Answer."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    started = started if started is not None else time.perf_counter()
-    dropped: list[Dropped] = []
     if embed_many is not None:  # the excerpts and the quote read the same sentences
         embed_many = _remembered(embed_many)
-
-    def finish(text: str, render: Render | None, abstained: bool, first: float | None,
-               usage: Usage) -> Answer:
-        return Answer(
-            question=question, text=text, citations=render.citations() if render else (),
-            sources=tuple(sources), abstained=abstained, dropped=tuple(dropped),
-            warnings=tuple(warnings),
-            timings=Timings(round(retrieve_seconds, 3), first,
-                            round(time.perf_counter() - started, 3)),
-            usage=usage, model=model,
-        )
-
-    def abstain(first: float | None = None, usage: Usage = Usage()) -> Iterator[str | Answer]:
-        yield ABSTAIN_TEXT
-        yield finish(ABSTAIN_TEXT, None, True, first, usage)
-
+    reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
+                   model, started if started is not None else time.perf_counter(),
+                   retrieve_seconds)
     backing, judged_only = _gate(question, sources, config, judged=judge is not None)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
-        yield from abstain()
+        yield from reply.abstain()
         return
-
     evidence = _evidence(question, backing, config=config, abstract=abstract,
                          embed_many=embed_many, vectors=vectors, enc=enc)
-    checker = CitationChecker(
+    reply.shown(evidence, CitationChecker(
         evidence, embed, question, threshold=config.support_threshold,
         several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
         known=known,
-    )
-    render = Render({e.number: e for e in evidence})
-    named = named_each(question, [e.source for e in evidence])
+    ))
+    if judge is not None and identifies(question):
+        # "Which paper …?": the model judges each best-supported paper against the question,
+        # and the first it accepts is the answer, with its abstract's own sentence; a paper
+        # that is merely the nearest one is not (assistant/answer/judge.py).
+        item, decided = _judge_papers(question, evidence, judge, config, abstract, judged_only,
+                                      reply.dropped)
+        if item is not None:
+            yield from reply.the_paper(item, "Yes: " if asks_whether(question) else "", None,
+                                       Usage())
+            return
+        if decided:
+            yield from reply.abstain()
+            return
+    messages = [
+        SystemMessage(load_prompt("system").format()),
+        HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),
+                                                  question=question)),
+    ]
+    writer = Writer(reply.checker, reply.render, reply.dropped)
+    yield from writer.stream(llm, messages, reply.started)
+    if writer.refused or not writer.kept:
+        yield from reply.instead(writer)
+        return
+    text = yield from reply.quoted_under("".join(writer.kept))
+    yield reply.finish(text.strip(), False, writer.first_token, writer.usage)
 
-    def quoted_under(said: str, rare: bool = False) -> Generator[str, None, str]:
+
+@dataclass
+class _Reply:
+    """One answer being made: what it was asked and shown, and the ways it can end."""
+
+    question: str
+    sources: tuple[Source, ...]
+    config: AnswerConfig
+    abstract: Callable[[str], str | None] | None
+    embed_many: EmbedMany | None
+    warnings: tuple[str, ...]
+    model: str
+    started: float
+    retrieve_seconds: float
+    dropped: list[Dropped] = field(default_factory=list)
+    evidence: Sequence[Evidence] = ()
+    checker: CitationChecker | None = None
+    render: Render | None = None
+    named: frozenset[str] = frozenset()  # the papers a comparison names
+
+    def shown(self, evidence: Sequence[Evidence], checker: CitationChecker) -> None:
+        self.evidence, self.checker = evidence, checker
+        self.render = Render({e.number: e for e in evidence})
+        self.named = frozenset(named_each(self.question, [e.source for e in evidence]))
+
+    def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:
+        render = None if abstained else self.render
+        return Answer(
+            question=self.question, text=text,
+            citations=render.citations() if render else (), sources=self.sources,
+            abstained=abstained, dropped=tuple(self.dropped), warnings=self.warnings,
+            timings=Timings(round(self.retrieve_seconds, 3), first,
+                            round(time.perf_counter() - self.started, 3)),
+            usage=usage, model=self.model,
+        )
+
+    def abstain(self, first: float | None = None,
+                usage: Usage = Usage()) -> Iterator[str | Answer]:
+        yield ABSTAIN_TEXT
+        yield self.finish(ABSTAIN_TEXT, True, first, usage)
+
+    def quoted_under(self, said: str, rare: bool = False) -> Generator[str, None, str]:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
-        quote = (_each_paper(checker, render, said, config) if asks_for_several(question)
-                 else _quote(question, render, said, abstract, embed_many, config, rare))
+        checker, render, config = self.checker, self.render, self.config
+        assert checker is not None and render is not None
+        quote = (_each_paper(checker, render, said, config) if asks_for_several(self.question)
+                 else _quote(self.question, render, said, self.abstract, self.embed_many, config,
+                             rare))
         # "Compare SAFER and RS-GRPO.": a paper the question names that the answer left out
-        left_out = [e.number for e in evidence
-                    if e.source.paper_id in named and e.number not in render.display]
+        left_out = [e.number for e in self.evidence
+                    if e.source.paper_id in self.named and e.number not in render.display]
         if left_out:
             quote = "\n".join(filter(None, [
                 quote, _each_paper(checker, render, said, config, left_out)]))
@@ -141,61 +193,45 @@ def generate(
             yield "\n" + quote
         return said + ("\n" + quote if quote else "")
 
-    def the_paper(item: Evidence, lead: str, first: float | None,
+    def the_paper(self, item: Evidence, lead: str, first: float | None,
                   usage: Usage) -> Iterator[str | Answer]:
         """The answer that is one paper: its name and its own sentence, then the quote."""
-        piece = render.sentence(replace(checker.pointer([item], lead), pointer=False))
-        first = first if first is not None else round(time.perf_counter() - started, 3)
+        assert self.checker is not None and self.render is not None
+        piece = self.render.sentence(replace(self.checker.pointer([item], lead), pointer=False))
+        first = first if first is not None else round(time.perf_counter() - self.started, 3)
         yield piece
-        text = yield from quoted_under(piece)
-        yield finish(text, render, False, first, usage)
+        text = yield from self.quoted_under(piece)
+        yield self.finish(text, False, first, usage)
 
-    def the_abstract(item: Evidence, first: float | None, usage: Usage) -> Iterator[str | Answer]:
+    def the_abstract(self, item: Evidence, first: float | None,
+                     usage: Usage) -> Iterator[str | Answer]:
         """No verdict, and the abstract's sentences closest to the question, quoted."""
-        piece = render.sentence(Verdict(
-            f"The abstract of {checker.short_label(item)} does not say yes or no in so many "
-            "words", (item.number,), (item.passages[0],)))
+        assert self.checker is not None and self.render is not None
+        piece = self.render.sentence(Verdict(
+            f"The abstract of {self.checker.short_label(item)} does not say yes or no in so "
+            "many words", (item.number,), (item.passages[0],)))
         yield piece
-        text = yield from quoted_under(piece, rare=True)
-        yield finish(text, render, False, first, usage)
+        text = yield from self.quoted_under(piece, rare=True)
+        yield self.finish(text, False, first, usage)
 
-    if judge is not None and identifies(question):
-        # "Which paper …?": the model judges each best-supported paper against the question,
-        # and the first it accepts is the answer, with its abstract's own sentence; a paper
-        # that is merely the nearest one is not (assistant/answer/judge.py).
-        item, decided = _judge_papers(question, evidence, judge, config, abstract, judged_only,
-                                      dropped)
-        if item is not None:
-            yield from the_paper(item, "Yes: " if asks_whether(question) else "", None, Usage())
-            return
-        if decided:
-            yield from abstain()
-            return
-    messages = [
-        SystemMessage(load_prompt("system").format()),
-        HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),
-                                                  question=question)),
-    ]
-    writer = Writer(checker, render, dropped)
-    yield from writer.stream(llm, messages, started)
-    if writer.refused or not writer.kept:
-        # the paper the question names, unless the model's claim about it was refuted
+    def instead(self, writer: Writer) -> Iterator[str | Answer]:
+        """When the model kept no sentence: the paper the question names (unless the model's
+        claim about it was refuted), or for a yes/no question answered in its own words the
+        abstract's sentences, or "not covered"."""
         refuted = any(d.reason.startswith(("the source says nothing of", UNNAMED))
-                      for d in dropped)
-        found = None if refuted else named_paper(question, evidence)
+                      for d in self.dropped)
+        found = None if refuted else named_paper(self.question, self.evidence)
         # "Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on …":
         # the abstract's own sentences closest to the question answer instead
-        about = (asked_about(question, evidence) if not (refuted or writer.refused) and any(
-            d.reason == BARE_VERDICT for d in dropped) else None)
+        about = (asked_about(self.question, self.evidence)
+                 if not (refuted or writer.refused)
+                 and any(d.reason == BARE_VERDICT for d in self.dropped) else None)
         if found is not None:
-            yield from the_paper(found, "", writer.first_token, writer.usage)
+            yield from self.the_paper(found, "", writer.first_token, writer.usage)
         elif about is not None:
-            yield from the_abstract(about, writer.first_token, writer.usage)
+            yield from self.the_abstract(about, writer.first_token, writer.usage)
         else:
-            yield from abstain(writer.first_token, writer.usage)
-        return
-    text = yield from quoted_under("".join(writer.kept))
-    yield finish(text.strip(), render, False, writer.first_token, writer.usage)
+            yield from self.abstain(writer.first_token, writer.usage)
 
 
 def _gate(question: str, sources: Sequence[Source], config: AnswerConfig,

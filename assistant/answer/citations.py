@@ -6,6 +6,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from assistant.answer.asked import (
+    BARE_VERDICT,
+    GENERIC,
+    NEGATION,
+    bare_verdict,
+    gives_values,
+    gives_wanted,
+)
 from assistant.answer.contrast import by_halves
 from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
 from assistant.answer.markers import (
@@ -17,7 +25,6 @@ from assistant.answer.markers import (
     strip_markers,
 )
 from assistant.answer.wording import (
-    SYMBOLIC,
     cosine,
     display,
     flat,
@@ -52,21 +59,7 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 # A sentence that says what the paper itself does: "we propose", "this paper presents"
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
-_VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
-# A Dropped reason: the model's yes or no, said in the question's words
-BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
 _JOINS = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)  # what joins markers listed alone
-_NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
-# Question words an answer may repeat without the source using them: verbs of doing, and the
-# words that frame what is asked (a downside, an advantage) rather than name it; an abstract
-# states a drawback without calling it one.
-_GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
-    shows improve improves introduce introduces propose proposes train trains evaluate report
-    present presents study address reach obtain get make do describe mean means stand stands
-    call called name named aim goal main key idea contribution problem result results help allow
-    enable tackle solve handle focus type kind explain tell give compare yes downside downsides
-    drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
-    advantage advantages benefit benefits strength strengths motivation purpose""".split())
 
 
 @dataclass(frozen=True)
@@ -120,14 +113,14 @@ class CitationChecker:
         # have a source that speaks of it. Which-paper questions ask for a paper, and yes/no,
         # "how" and "tell me" questions for no named thing.
         asked = None if self.papers else asked_for(self.question)
-        self._asked = (asked or set()) - _GENERIC
+        self._asked = (asked or set()) - GENERIC
         # "Is there work on X for Y?": a sentence that says a paper does Y needs a source that
         # speaks of Y when no indexed paper uses the word (speculative decoding, in a corpus
         # without it); the nearest paper, about X alone, is not an answer. A sentence that
         # only repeats the question ("Yes, there is work on X for Y") becomes the paper's
         # title and the abstract's own sentence instead (``_answer``).
         known = self.known or (lambda word: True)
-        self._topic = ({w for w in topic_terms(self.question) - _GENERIC if not known(w)}
+        self._topic = ({w for w in topic_terms(self.question) - GENERIC if not known(w)}
                        if self.papers else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
@@ -204,14 +197,8 @@ class CitationChecker:
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
         return any(mentions(haystack, name) for name in self._names)
 
-    def _values(self, sentence: str) -> bool:
-        """Whether the sentence gives numbers or symbols (pass@k) that the question does not
-        hold: an answer made of values the source states, whatever the question called them."""
-        return (any(normalise(v) not in self._question_text for v in SYMBOLIC.findall(sentence))
-                or any(not states_number(n, self._question_text)
-                       for n in lone_numbers(sentence)))  # "3" is not given by "2.3K"
-
-    def _supports(self, item: Evidence, sentence: str, vector: Sequence[float]) -> tuple[float, str, str]:
+    def _supports(self, item: Evidence, sentence: str,
+                  vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
         alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
         missing = [t for t in key_terms(sentence)
@@ -241,21 +228,21 @@ class CitationChecker:
         # when any is missing.
         echoed = unsaid(self._asked)
         if 2 * len(echoed) < len({w for w in words & self._asked if len(w) > 2}):
-            if self._asked and not self._values(sentence) and not {
-                    w for w in words - _GENERIC - self._question_words
+            if self._asked and not gives_values(sentence, self._question_text) and not {
+                    w for w in words - GENERIC - self._question_words
                     if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
         if not self._echoes(sentence):
             echoed |= unsaid(self._topic)
-        if echoed and not self._values(sentence):
+        if echoed and not gives_values(sentence, self._question_text):
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
         scores = [(cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
         best, passage = max(scores) if scores else (0.0, item.text)
         shared = len(words & source_words) / len(words) if words else 0.0
         if best >= self.threshold or shared >= self.overlap:
             return max(best, shared), passage, ""
-        if len(self.evidence) == 1 and self._values(sentence) and all(
+        if len(self.evidence) == 1 and gives_values(sentence, self._question_text) and all(
             w in source_words or w in self._question_words
             or stem_in(w, source_words | self._question_words)
             for w in words if len(w) > 2
@@ -269,16 +256,9 @@ class CitationChecker:
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
 
     def names_wanted(self, sentence: str) -> bool:
-        """Whether a sentence names what the question asks for by name (a name or a value
-        that neither the question nor a paper's title holds: "OLAT"), or the question asks
-        for none; "SSD-GS uses a real-world dataset" names no dataset."""
-        if self.wanted is None or self._values(sentence):
-            return True
-        if self.wanted == "number":  # "three domains": a count in words
-            return bool(counts(sentence) - counts(self.question))
+        """Whether a sentence gives what the question asks for by name (``asked.gives_wanted``)."""
         titles = normalise(" ".join(e.source.title for e in self.evidence))
-        return any(normalise(t) not in self._question_text and normalise(t) not in titles
-                   for t in key_terms(sentence))
+        return gives_wanted(sentence, self.wanted, self.question, titles)
 
     def _abbreviates(self, word: str) -> bool:
         """Whether a word of a sentence only abbreviates the question's words ("MLM" for
@@ -300,25 +280,12 @@ class CitationChecker:
     def _echoes(self, sentence: str) -> bool:
         """Whether the sentence says no more than the question (80 % of its words, and no
         name the question lacks: "Yes, GlowQ does …" says which paper does it)."""
-        if _NEGATION.search(sentence):
+        if NEGATION.search(sentence):
             return False  # "No, there is no work on …" is not a paper
         if any(normalise(t) not in self._question_text for t in key_terms(sentence)):
             return False
-        words = set(terms(sentence)) - _GENERIC
+        words = set(terms(sentence)) - GENERIC
         return bool(words) and len(words & self._question_words) >= 0.8 * len(words)
-
-    def _bare_verdict(self, sentence: str) -> bool:
-        """"Yes, TEDM relies on an external noise schedule.": the question's own words as a
-        statement, with or without a yes or a no. Its words are all in the abstract whichever
-        the answer is ("… avoiding external schedules"), so no check can tell a right verdict
-        from a wrong one, and the model says "yes" to most such questions; the abstract's own
-        sentences answer instead."""
-        verdict = _VERDICT.match(sentence)
-        rest = sentence[verdict.end():] if verdict else sentence
-        if any(normalise(t) not in self._question_text for t in key_terms(rest)):
-            return False
-        words = set(terms(_NEGATION.sub(" ", rest))) - _GENERIC
-        return not words or len(words & self._question_words) >= 0.8 * len(words)
 
     def _named_by(self, sentence: str) -> Evidence | None:
         """The source whose short name (its title before a colon) is all the sentence says."""
@@ -388,7 +355,7 @@ class CitationChecker:
             return Verdict(sentence, dropped=Dropped(sentence, "empty"))
         if is_refusal(sentence):
             return Verdict(sentence, refusal=True)
-        if self._yes_no and self._bare_verdict(sentence):
+        if self._yes_no and bare_verdict(sentence, self._question_text, self._question_words):
             return Verdict(sentence, dropped=Dropped(sentence, BARE_VERDICT))
         named = self._named_by(sentence)
         if named is not None:  # "MindPilot." for "which work …?": the paper, by its name

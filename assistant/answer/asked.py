@@ -1,0 +1,60 @@
+"""Whether a sentence gives what its question asks for, beyond the question's own words: a
+value it did not give, a name when it asks for one, more than a yes or a no."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.answer.wording import SYMBOLIC
+from assistant.text.sentences import counts, key_terms, lone_numbers, normalise, states_number
+from assistant.text.stems import stem, terms
+
+NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
+# Question words an answer may repeat without the source using them: verbs of doing, and the
+# words that frame what is asked (a downside, an advantage) rather than name it; an abstract
+# states a drawback without calling it one.
+GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform performs work works show
+    shows improve improves introduce introduces propose proposes train trains evaluate report
+    present presents study address reach obtain get make do describe mean means stand stands
+    call called name named aim goal main key idea contribution problem result results help allow
+    enable tackle solve handle focus type kind explain tell give compare yes downside downsides
+    drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
+    advantage advantages benefit benefits strength strengths motivation purpose""".split())
+_VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
+# A Dropped reason: the model's yes or no, said in the question's words
+BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
+
+
+def gives_values(sentence: str, question: str) -> bool:
+    """Whether the sentence gives numbers or symbols (pass@k) that the (normalised) question
+    does not hold: an answer made of values the source states, whatever the question called
+    them. A number counts when it stands on its own: "3" is not given by "2.3K"."""
+    return (any(normalise(v) not in question for v in SYMBOLIC.findall(sentence))
+            or any(not states_number(n, question) for n in lone_numbers(sentence)))
+
+
+def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str) -> bool:
+    """Whether a sentence names what the question asks for by name (a name or a value that
+    neither the question nor a paper's title holds: "OLAT"), a number for "how many …?", or
+    the question asks for none; "SSD-GS uses a real-world dataset" names no dataset."""
+    flat = normalise(question)
+    if wanted is None or gives_values(sentence, flat):
+        return True
+    if wanted == "number":  # "three domains": a count in words
+        return bool(counts(sentence) - counts(question))
+    return any(normalise(t) not in flat and normalise(t) not in titles
+               for t in key_terms(sentence))
+
+
+def bare_verdict(sentence: str, question: str, question_words: set[str]) -> bool:
+    """"Yes, TEDM relies on an external noise schedule.": the question's own words as a
+    statement, with or without a yes or a no. Its words are all in the abstract whichever the
+    answer is ("… avoiding external schedules"), so no check can tell a right verdict from a
+    wrong one, and the model says "yes" to most such questions; the abstract's own sentences
+    answer instead. ``question`` is normalised, ``question_words`` its stems."""
+    verdict = _VERDICT.match(sentence)
+    rest = sentence[verdict.end():] if verdict else sentence
+    if any(normalise(t) not in question for t in key_terms(rest)):
+        return False
+    words = set(terms(NEGATION.sub(" ", rest))) - GENERIC
+    return not words or len(words & question_words) >= 0.8 * len(words)
