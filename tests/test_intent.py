@@ -54,6 +54,8 @@ KINDS = [
     ("Point me to the papers on time series.", "list"),
     ("Are there several works that use reward models for diffusion?", "list"),
     ("list the work on knowledge distillation", "list"),
+    ("just list the datasets DIVERSE was run on", "fact"),  # things of one paper, not papers
+    ("List the human-subject tasks MindPilot was validated on.", "fact"),
     ("give me everything in here that is 'multi-view' something", "list"),
     ("give me everything on Gaussian splatting", "list"),
     ("Tell me everything about GlowQ.", "fact"),  # one paper, by its name
@@ -167,6 +169,7 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("Which university or company is the DrPose paper from?", "university"),
     ("What benchmark is Agentic Predictor evaluated on?", "benchmark"),
     ("DrPose15K built from which motion dataset? name pls", "dataset"),
+    ("just list the datasets DIVERSE was run on", "datasets"),
     ("How many human annotators worked on TSR-Suite?", "number"),
     ("quick q: how many forward passes does PEA need?", "number"),
     # a second question, or "how many" inside a clause

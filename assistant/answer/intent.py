@@ -45,7 +45,9 @@ _SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-
 _PAPERS = "papers|works|studies|articles|publications"
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
-    rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\b|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
+    # "list the work on …", not "list the datasets DIVERSE was run on" (a fact)
+    rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{_PAPER}\b"
+    rf"|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
     rf"|\bseveral\s+{_PAPER}"
     # "give me everything on splatting", not "everything about GlowQ" (one named paper)
     r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
@@ -316,7 +318,7 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
                 r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
                 r"(?:[\w\-]+\s+){0,2}?models?")
 _ASKS_NAME = re.compile(
-    r"(?:^\W*(?:(?:tell\s+me|and|also|so)\s+)?(?:which|what|name)"
+    r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
     r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
     rf"(?:(?!(?:a|an|any|some)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
