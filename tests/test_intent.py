@@ -217,3 +217,22 @@ def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     source = Source("p1", "Meta-Learning Inductive Biases using Deep Kernel Gaussian Processes",
                     "We meta-learn deep kernel Gaussian processes for normative theories.", 1.0)
     assert unheld(question, [source]) == unheld_names
+
+
+@pytest.mark.parametrize(("question", "judged"), [
+    # the story before the question is left out of what the judge reads
+    ("My team uses one adapter rank everywhere. Is there a paper giving each layer its own?",
+     "Is there a paper giving each layer its own?"),
+    # the asking sentence only points back: all of it is read
+    ("I want equally accurate networks that disagree. Which paper does this?",
+     "I want equally accurate networks that disagree. Which paper does this?"),
+    ("I half-remember a graph paper on a weak regularity lemma. Which one was that?",
+     "I half-remember a graph paper on a weak regularity lemma. Which paper is it?"),
+    ("Which paper proposes GlowQ?", "Which paper proposes GlowQ?"),
+    ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)",
+     "Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)"),
+])
+def test_what_the_judge_reads_of_a_question(question: str, judged: str) -> None:
+    from assistant.answer.intent import asking
+
+    assert asking(question) == judged

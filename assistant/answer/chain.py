@@ -22,6 +22,7 @@ from assistant.answer.evidence import (
 )
 from assistant.answer.excerpts import EmbedMany, select_excerpts
 from assistant.answer.intent import (
+    asking,
     asks_for_papers,
     asks_for_several,
     asks_whether,
@@ -283,7 +284,7 @@ def _judge_papers(question: str, evidence: Sequence[Evidence], judge: Judge,
     every paper put to it, (None, False) when the model cannot say how sure it is and so
     writes the answer instead (unless only the judge may answer: ``judged_only``)."""
     for item in _to_judge(evidence, config):
-        p_yes = judge(question, _judged(item, config, abstract))
+        p_yes = judge(asking(question), _judged(item, config, abstract))
         if p_yes is None:
             if judged_only:
                 continue  # under the gate only the judge may answer: the gate stands

@@ -149,8 +149,24 @@ def asked(question: str) -> str:
 
 
 # "… Which one was that?", "What is it called?": the sentence before says what is asked for
-_BACK_REFERENCE = re.compile(r"^\W*(?:which|what)(?:\s+one)?\s*(?:is|was|'s)\s+(?:that|it|this)"
-                             r"(?:\s+called)?\W*$", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(r"^\W*(?:which|what)(?:\s+(?:one|paper|work|method))?\s*(?:is|was|'s)"
+                             r"\s+(?:that|it|this)(?:\s+called)?\W*$", re.IGNORECASE)
+
+
+_POINTS_BACK = re.compile(r"\b(?:this|that|these|those|it|they|them)\b", re.IGNORECASE)
+
+
+def asking(question: str) -> str:
+    """What a question asks, without the story before it: "My team fine-tunes with one rank
+    everywhere. Is there a paper giving each layer its own?" asks the second sentence (the
+    judge reads only that); all of it when the asking sentence is only a pointer back ("…
+    Which paper does this?", "… Which one was that?"); a follow-up stays whole."""
+    if FOLLOW_UP in question:
+        return question
+    ask = _asking_sentence(question)
+    if _BACK_REFERENCE.match(ask) or (len(ask.split()) <= 6 and _POINTS_BACK.search(ask)):
+        return question
+    return ask
 
 
 def _asking_sentence(text: str) -> str:
