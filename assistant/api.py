@@ -189,6 +189,7 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
+        from assistant.answer.evidence import respelled
         from assistant.answer.support import calibration
         from assistant.ingest.tokens import truncate
         from assistant.models.llm import model_label
@@ -217,6 +218,13 @@ class Assistant:
                                 "checked against them, so the request about style was set aside")
             standalone = plain
             sources = self._find(standalone, k, flt)
+            # "Which paper is AIGB-Perl from?": a name one letter off a retrieved paper's
+            # is read as that paper spells it, and the user is told
+            respelt, fixes = respelled(standalone, sources)
+            if fixes:
+                warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
+                standalone = respelt
+                sources = self._find(standalone, k, flt)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,

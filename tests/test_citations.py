@@ -495,3 +495,17 @@ def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
                                     "a human-guided hierarchical annotation process.")
     assert checker.names_wanted("Three annotators curated the 2.3K samples.")
     assert checker.names_wanted("The 2.3K samples were curated by 3 annotators.")
+
+
+def test_names_with_a_hyphened_letter_or_a_plus_plus_are_names() -> None:
+    """"Avey-B's score on GLUE": Avey-B is a name the source must hold (it was read as no
+    name at the start of a sentence); "DCFlow++" is not "DCFlow"."""
+    assert {"Avey-B", "GLUE"} <= key_terms("Avey-B's score on GLUE is 5.23%.")
+    assert "DCFlow++" in key_terms("DCFlow++ adds a loss.")
+    assert "3D" in key_terms("person-to-3D generators") and "to-3D" not in key_terms(
+        "person-to-3D generators")
+    evidence = [_evidence(1, "RaLoRA", "RaLoRA gains +5.23% on GLUE over LoRA.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What is Avey-B's score on GLUE?")
+    dropped = checker.check("Avey-B's score on GLUE is +5.23% [1].").dropped
+    assert dropped and "Avey-B" in dropped.reason

@@ -294,3 +294,13 @@ def test_a_question_asked_like_im_five_is_answered_in_the_abstracts_terms(bundle
     assert not answer.abstained and answer.text.startswith("GlowQ caches")
     assert any("style was set aside" in w for w in answer.warnings)
     assert not any("style" in w for w in assistant.ask("What is GlowQ?").warnings)
+
+
+def test_a_misspelt_name_is_read_as_its_paper_spells_it_and_the_user_is_told(bundled_home,
+                                                                              minilm) -> None:
+    """"What does Qfelx learn?": no paper holds "Qfelx", so the question was refused before
+    the model; the Qflex paper is retrieved and spells it one swap away."""
+    assistant = make(bundled_home, minilm, "Qflex learns a value function [1].")
+    answer = assistant.ask("What does Qfelx learn?")
+    assert not answer.abstained and answer.text.startswith("Qflex")
+    assert 'read "Qfelx" as "Qflex"' in answer.warnings

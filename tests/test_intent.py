@@ -236,3 +236,33 @@ def test_what_the_judge_reads_of_a_question(question: str, judged: str) -> None:
     from assistant.answer.intent import asking
 
     assert asking(question) == judged
+
+
+@pytest.mark.parametrize(("written", "meant", "typo"), [
+    ("DIVRESE", "DIVERSE", True),  # two neighbours swapped
+    ("Qfelx", "Qflex", True),
+    ("AIGB-Perl", "AIGB-Pearl", True),  # a letter dropped
+    ("GlowQu", "GlowQ", True),  # one added
+    ("GlowQ-S", "GlowQ", False),  # a variant, not a typo
+    ("DCFlow++", "DCFlow", False),
+    ("TEMD", "TEDM", False),  # too short to tell
+])
+def test_a_name_one_typo_away(written: str, meant: str, typo: bool) -> None:
+    from assistant.text.sentences import typo_of
+
+    assert typo_of(written, meant) is typo
+
+
+def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
+    from assistant.answer.evidence import respelled
+    from assistant.types import Source
+
+    sources = [Source("p1", "Enhancing Generative Auto-bidding", "We propose AIGB-Pearl.", 1.0),
+               Source("p2", "DIVERSE: Disagreement-Inducing Vector Evolution",
+                      "We propose DIVERSE, a framework.", 1.0)]
+    assert respelled("Which paper is AIGB-Perl from?", sources) == (
+        "Which paper is AIGB-Pearl from?", [("AIGB-Perl", "AIGB-Pearl")])
+    assert respelled("Does DIVRESE need gradients?", sources)[0] == "Does DIVERSE need gradients?"
+    # a name that is no typo of one held, and a name held, stay as written
+    assert respelled("What does DCFlow++ add?", sources) == ("What does DCFlow++ add?", [])
+    assert respelled("Which paper proposes AIGB-Pearl?", sources)[1] == []

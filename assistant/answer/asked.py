@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 
 from assistant.answer.wording import SYMBOLIC
-from assistant.text.sentences import counts, key_terms, lone_numbers, normalise, states_number
+from assistant.text.sentences import (
+    counts,
+    key_terms,
+    lone_numbers,
+    normalise,
+    states_number,
+    typo_of,
+)
 from assistant.text.stems import stem, terms
 
 NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
@@ -54,7 +61,9 @@ def bare_verdict(sentence: str, question: str, question_words: set[str]) -> bool
     answer instead. ``question`` is normalised, ``question_words`` its stems."""
     verdict = _VERDICT.match(sentence)
     rest = sentence[verdict.end():] if verdict else sentence
-    if any(normalise(t) not in question for t in key_terms(rest)):
+    asked = re.findall(r"[\w\-]+", question)
+    if any(normalise(t) not in question and not any(typo_of(t, w) for w in asked)
+           for t in key_terms(rest)):  # the name the question misspelt is the question's
         return False
     words = set(terms(NEGATION.sub(" ", rest))) - GENERIC
     return not words or len(words & question_words) >= 0.8 * len(words)

@@ -18,6 +18,7 @@ from assistant.text.sentences import (
     normalise,
     question_names,
     spelled_out,
+    typo_of,
 )
 from assistant.types import Source
 
@@ -144,3 +145,29 @@ def format_sources(evidence: Sequence[Evidence]) -> str:
     return "\n\n".join(
         f"[{e.number}] {e.source.title}\n{' … '.join(e.passages)}" for e in evidence
     )
+
+
+def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple[str, str]]]:
+    """The question with each name no retrieved paper holds, but one of them spells a letter
+    differently ("AIGB-Perl", "Qfelx", "DIVRESE"), written as that paper spells it, and the
+    (written, read) pairs. A name two spellings could be is left as it is."""
+    texts = [normalise(f"{s.title} {s.text}") for s in sources]
+    # names the name rules skip: shouted ("DIVRESE") or one capital ("Qfelx")
+    plain = {normalise(w) for w in re.findall(r"\b[A-Z]{5,}\b", question)} | question_names(
+        question)
+    unknown = set(unheld(question, sources)) | {
+        n for n in plain if not any(mentions(t, n) for t in texts)}
+    if not unknown:
+        return question, []
+    words = {w for s in sources for w in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]",
+                                                     f"{s.title} {s.text}")}
+    fixes = []
+    for name in dict.fromkeys(re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]", question)):
+        if normalise(name) not in unknown:
+            continue
+        near = {w for w in words if typo_of(name, w)}
+        if len({w.lower() for w in near}) == 1:
+            fixes.append((name, sorted(near)[0]))
+    for name, word in fixes:
+        question = re.sub(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", word, question)
+    return question, fixes

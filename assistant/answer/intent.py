@@ -269,7 +269,7 @@ def identifies(question: str) -> bool:
 
 
 _STRONG = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
-                     r"|[A-Za-z]\d)[A-Za-z0-9\-]*")  # "Self-RAG" whole, "deep-RL" as RL
+                     r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # "Self-RAG" whole, "deep-RL" as RL
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 

@@ -9,7 +9,9 @@ from collections.abc import Iterable, Iterator
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
 _NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
-                   r"|[A-Za-z]\d)[A-Za-z0-9\-]*")
+                   r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # DCFlow++ is not DCFlow
+# a capitalised word and a letter or digit: "Avey-B", "Llama-3" (not "person-to-3D")
+_HYPHENED = re.compile(r"\b[A-Z][a-z]+-[A-Z0-9](?![a-z])[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
 # Capitalised words that name nothing in particular.
 _PLAIN = frozenset(
@@ -31,7 +33,8 @@ def normalise(text: str) -> str:
 def key_terms(sentence: str) -> set[str]:
     """Numbers and names (methods, datasets, people, places) that a source must contain."""
     found = {n.replace(",", "") for n in NUMBER.findall(sentence)}
-    found |= {n.strip("-") for n in _NAME.findall(sentence) if len(n.strip("-")) > 1}
+    found |= {n.strip("-") for n in _NAME.findall(sentence) + _HYPHENED.findall(sentence)
+              if len(n.strip("-")) > 1}
     found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
     return {t for t in found if t}
 
@@ -138,6 +141,23 @@ def _one_edit(a: str, b: str) -> bool:
     if len(a) == len(b):
         return a[i + 1:] == b[i + 1:]
     return a[i:] == b[i + 1:]
+
+
+def typo_of(word: str, other: str) -> bool:
+    """Whether two names of 5 letters or more differ by one typo: a letter dropped, added or
+    changed, or two neighbours swapped ("DIVRESE" for "DIVERSE", "Qfelx" for "Qflex")."""
+    a, b = word.lower(), other.lower()
+    if min(len(a), len(b)) < 5 or a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 2 and diff[1] == diff[0] + 1:
+            return a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        return len(diff) == 1
+    if abs(len(a) - len(b)) != 1:
+        return False
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def mentions(text: str, name: str) -> bool:
