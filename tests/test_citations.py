@@ -509,3 +509,25 @@ def test_names_with_a_hyphened_letter_or_a_plus_plus_are_names() -> None:
                               question="What is Avey-B's score on GLUE?")
     dropped = checker.check("Avey-B's score on GLUE is +5.23% [1].").dropped
     assert dropped and "Avey-B" in dropped.reason
+
+
+def test_what_two_papers_have_in_common_is_checked_against_each() -> None:
+    """"Both Alpha and Beta use sparse layers." holds only if each paper's own source says it
+    of that paper; "They both …" citing one paper is dropped; one paper's method said of
+    both (its words missing from the other's passage) is dropped too."""
+    evidence = [
+        _evidence(1, "AlphaNet: Sparse", "AlphaNet trains sparse layers with a discriminator "
+                  "ensemble."),
+        _evidence(2, "BetaGAN: Sparse", "BetaGAN trains sparse layers with a discriminator "
+                  "ensemble."),
+        _evidence(3, "GammaFlow: Weather", "GammaFlow forecasts weather with a transformer."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What do AlphaNet and BetaGAN have in common?")
+    kept = checker.check("Both AlphaNet and BetaGAN train sparse layers with a discriminator "
+                         "ensemble.")
+    assert kept.dropped is None and kept.numbers == (1, 2)
+    borrowed = checker.check("AlphaNet and GammaFlow both forecast weather with a transformer.")
+    assert borrowed.dropped
+    one = checker.check("They both train sparse layers with a discriminator ensemble [1].")
+    assert one.dropped and "both papers" in one.dropped.reason

@@ -14,7 +14,7 @@ from assistant.answer.asked import (
     gives_values,
     gives_wanted,
 )
-from assistant.answer.contrast import by_halves
+from assistant.answer.contrast import ONE_OF_TWO, by_halves, by_subjects, of_both
 from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
 from assistant.answer.markers import (
     Listed,
@@ -311,7 +311,12 @@ class CitationChecker:
         first = re.match(r"[a-z][\w\-]*", raw[lead.end():]) if lead else None
         if lead is None or first is None or first.group(0) in _NOT_VERB:
             verdict = self._check(raw)  # "X does A, while Y does B": each half, alone
-            return (by_halves(raw, self._check) or verdict) if verdict.dropped else verdict
+            if of_both(raw) and not verdict.dropped and len(set(verdict.numbers)) < 2:
+                return Verdict(verdict.sentence, dropped=Dropped(verdict.sentence, ONE_OF_TWO))
+            if not verdict.dropped:
+                return verdict
+            names = [(self.short_label(e), e.number) for e in self.evidence]
+            return by_halves(raw, self._check) or by_subjects(raw, self._check, names) or verdict
         subject = cited_numbers(lead.group(1))
         rest = f"{raw[lead.end():].rstrip()} " + "".join(f"[{n}]" for n in subject)
         verdict = self._check(rest)
