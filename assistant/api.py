@@ -213,7 +213,7 @@ class Assistant:
             # "Explain HAQO like I'm five.": answered in the abstracts' terms, which the
             # checks can hold each sentence to
             plain = without_style(standalone) or standalone
-            if plain != standalone:
+            if " ".join(plain.split()) != " ".join(standalone.split()):
                 warnings.append("answered in the abstracts' own terms: each sentence must be "
                                 "checked against them, so the request about style was set aside")
             standalone = plain

@@ -531,3 +531,16 @@ def test_what_two_papers_have_in_common_is_checked_against_each() -> None:
     assert borrowed.dropped
     one = checker.check("They both train sparse layers with a discriminator ensemble [1].")
     assert one.dropped and "both papers" in one.dropped.reason
+
+
+def test_both_of_one_paper_and_a_number_with_a_magnitude() -> None:
+    """"Both training and inference costs drop" is about one paper and is checked as any
+    sentence; "a 2K context" is not held by "32K"."""
+    evidence = [_evidence(1, "GlowQ: Fast", "GlowQ cuts both training and inference costs with a "
+                          "32K context.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What does GlowQ cut?")
+    assert checker.check("Both training and inference costs drop with GlowQ [1].").dropped is None
+    dropped = checker.check("GlowQ cuts training costs with a 2K context [1].").dropped
+    assert dropped and "2K" in dropped.reason
+    assert checker.check("GlowQ cuts training costs with a 32K context [1].").dropped is None

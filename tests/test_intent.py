@@ -57,8 +57,10 @@ KINDS = [
     ("just list the datasets DIVERSE was run on", "fact"),  # things of one paper, not papers
     ("List the human-subject tasks MindPilot was validated on.", "fact"),
     ("give me everything in here that is 'multi-view' something", "list"),
-    ("give me everything on Gaussian splatting", "list"),
+    ("give me everything on diffusion models", "list"),
     ("Tell me everything about GlowQ.", "fact"),  # one paper, by its name
+    ("Tell me everything about Qflex.", "fact"),
+    ("SSD-GS models specular light with a learned term. What is it called?", "fact"),
     ("What methods use 3D Gaussians?", "list"),
     ("Summarize every paper about diffusion models.", "list"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),
@@ -147,6 +149,7 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     ("can value matching handle rewards that aren't differentiable", True),
     ("Was AIGB-Pearl only tested in a simulator?", True),
     ("Different topic: does SAFER ever abstain?", True),
+    ("My team uses LoRA adapters. Does GlowQ need calibration data?", True),
     ("Is there work on GlowQ for speech?", False),  # asks for papers
     ("Does any paper use Gaussian splatting?", False),
     ("What does TEDM do?", False),
@@ -227,7 +230,9 @@ def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     ("I want equally accurate networks that disagree. Which paper does this?",
      "I want equally accurate networks that disagree. Which paper does this?"),
     ("I half-remember a graph paper on a weak regularity lemma. Which one was that?",
-     "I half-remember a graph paper on a weak regularity lemma. Which paper is it?"),
+     "I half-remember a graph paper on a weak regularity lemma. Which one was that?"),
+    ("I work on federated learning. Is there a paper that addresses this with personal models?",
+     "I work on federated learning. Is there a paper that addresses this with personal models?"),
     ("Which paper proposes GlowQ?", "Which paper proposes GlowQ?"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)",
      "Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)"),
@@ -246,6 +251,8 @@ def test_what_the_judge_reads_of_a_question(question: str, judged: str) -> None:
     ("GlowQ-S", "GlowQ", False),  # a variant, not a typo
     ("DCFlow++", "DCFlow", False),
     ("TEMD", "TEDM", False),  # too short to tell
+    ("CIFAR-100", "CIFAR-10", False),  # a size, not a typo
+    ("GPT-3.5", "GPT-4.5", False),
 ])
 def test_a_name_one_typo_away(written: str, meant: str, typo: bool) -> None:
     from assistant.text.sentences import typo_of

@@ -62,8 +62,15 @@ def bare_verdict(sentence: str, question: str, question_words: set[str]) -> bool
     verdict = _VERDICT.match(sentence)
     rest = sentence[verdict.end():] if verdict else sentence
     asked = re.findall(r"[\w\-]+", question)
-    if any(normalise(t) not in question and not any(typo_of(t, w) for w in asked)
+    if any(not _given(t, question) and not any(typo_of(t, w) for w in asked)
            for t in key_terms(rest)):  # the name the question misspelt is the question's
         return False
     words = set(terms(NEGATION.sub(" ", rest))) - GENERIC
     return not words or len(words & question_words) >= 0.8 * len(words)
+
+
+def _given(term: str, question: str) -> bool:
+    """Whether the (normalised) question gives a sentence's name or number: a number on its
+    own ("2" is not given by "12%")."""
+    flat = normalise(term)
+    return states_number(flat, question) if flat in lone_numbers(term) else flat in question

@@ -202,7 +202,7 @@ class CitationChecker:
         haystack = normalise(f"{item.source.title} {item.text}")
         alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
         missing = [t for t in key_terms(sentence)
-                   if (not states_number(t, haystack) if t in alone
+                   if (not states_number(normalise(t), haystack) if normalise(t) in alone
                        else normalise(t) not in haystack and not spelled_out(t, haystack))
                    and not (t.isdigit() and states_count(t, haystack))]
         # a count in words ("five teacher LLMs") the question did not give either

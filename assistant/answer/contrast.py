@@ -27,8 +27,8 @@ _CONTRAST = re.compile(r",?\s+(?:while|whereas)\s+|;\s+|,\s+(?:but|and\s+in\s+co
 
 
 # "They both use …": said of two papers; one source holding it is not enough
-_BOTH = re.compile(r"\W*(?:(?:they|these|the\s+two(?:\s+\w+)?)\s+(?:both|each|all)|both)\b",
-                   re.IGNORECASE)
+_BOTH = re.compile(r"\W*(?:they|these|the\s+two(?:\s+\w+)?)\s+(?:both|each|all)\b",
+                   re.IGNORECASE)  # not "Both training and inference costs drop …"
 ONE_OF_TWO = "says it of both papers, and only one source holds it"  # a Dropped reason
 
 

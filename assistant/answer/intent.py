@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assistant.text.sentences import (
+    NAME,
     normalise,
     question_names,
     split_sentences,
@@ -49,9 +50,9 @@ _LIST = re.compile(
     rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{_PAPER}\b"
     rf"|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
     rf"|\bseveral\s+{_PAPER}"
-    # "give me everything on splatting", not "everything about GlowQ" (one named paper)
+    # "give me everything on diffusion models", not "everything about Qflex" (one named paper)
     r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
-    r"(?!(?:the\s+)?(?-i:[A-Za-z]*[A-Z][a-z]*[A-Z0-9])))",
+    r"(?!(?:the\s+)?(?-i:[A-Z])))",
     re.IGNORECASE)
 # "… machinery that works so well", "a paper that … and works backward": a verb, not papers.
 _AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studies|approaches)\b",
@@ -149,8 +150,8 @@ def asked(question: str) -> str:
 
 
 # "… Which one was that?", "What is it called?": the sentence before says what is asked for
-_BACK_REFERENCE = re.compile(r"^\W*(?:which|what)(?:\s+(?:one|paper|work|method))?\s*(?:is|was|'s)"
-                             r"\s+(?:that|it|this)(?:\s+called)?\W*$", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(r"^\W*(?:which(?:\s+(?:one|paper|work))?|what\s+(?:paper|work))"
+                             r"\s*(?:is|was|'s)\s+(?:that|it|this)\W*$", re.IGNORECASE)
 
 
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|it|they|them)\b", re.IGNORECASE)
@@ -159,14 +160,13 @@ _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|it|they|them)\b", re.IGNO
 def asking(question: str) -> str:
     """What a question asks, without the story before it: "My team fine-tunes with one rank
     everywhere. Is there a paper giving each layer its own?" asks the second sentence (the
-    judge reads only that); all of it when the asking sentence is only a pointer back ("…
-    Which paper does this?", "… Which one was that?"); a follow-up stays whole."""
+    judge reads only that); all of it when the asking sentence points back at the story ("…
+    Is there a paper that addresses this?", "… Which one was that?"); a follow-up stays
+    whole."""
     if FOLLOW_UP in question:
         return question
     ask = _asking_sentence(question)
-    if _BACK_REFERENCE.match(ask) or (len(ask.split()) <= 6 and _POINTS_BACK.search(ask)):
-        return question
-    return ask
+    return question if _POINTS_BACK.search(ask) else ask
 
 
 def _asking_sentence(text: str) -> str:
@@ -255,7 +255,9 @@ _YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "
 def asks_yes_or_no(question: str) -> bool:
     """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
     an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
-    return kind_of(question) == "fact" and bool(_YES_NO.match(asked(question)))
+    own = asked(question)
+    return kind_of(question) == "fact" and bool(
+        _YES_NO.match(own) or _YES_NO.match(_asking_sentence(own)))  # "My team …. Does X …?"
 
 
 def asks_for_papers(question: str) -> bool:
@@ -268,8 +270,7 @@ def identifies(question: str) -> bool:
     return kind_of(question) == "identify"
 
 
-_STRONG = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
-                     r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # "Self-RAG" whole, "deep-RL" as RL
+_STRONG = NAME  # "Self-RAG" whole, "deep-RL" as RL, "DCFlow++" not DCFlow
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 

@@ -177,8 +177,11 @@ class Writer:
             name = f'"{item.source.title}"'
             if match.group(1) == "Its":
                 return verdict  # "\"A Long Title\"'s method" reads worse than "Its method"
+        rest = verdict.sentence[match.end():]
+        if name.strip('"').lower() in rest.lower():
+            return verdict  # "This paper proposes GlowQ" names it already
         name += "'s" if match.group(1) == "Its" else ""
-        return replace(verdict, sentence=name + verdict.sentence[match.end():])
+        return replace(verdict, sentence=name + rest)
 
 
 # a first sentence's subject that points back at a sentence not shown; not the "it" of
@@ -186,7 +189,8 @@ class Writer:
 _PRONOUN = re.compile(
     r"(It|Its|This (?:paper|work|method|approach|framework)"
     r"(?! (?:on|about|in|from|by|that|which)\b))(?=\s)"  # not "This paper on X …"
-    r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )\w+ (?:to|that|whether)\b)"
+    r"(?! (?:is|was|seems|appears|remains) (?:not )?(?!a |an |the )(?:\w+ ){1,2}"
+    r"(?:to|that|whether|from|in)\b)"  # "It is worth noting that", "It is not clear from"
 )
 
 

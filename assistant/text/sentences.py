@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
-_NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
+NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
                    r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # DCFlow++ is not DCFlow
 # a capitalised word and a letter or digit: "Avey-B", "Llama-3" (not "person-to-3D")
 _HYPHENED = re.compile(r"\b[A-Z][a-z]+-[A-Z0-9](?![a-z])[A-Za-z0-9\-]*")
@@ -33,7 +33,7 @@ def normalise(text: str) -> str:
 def key_terms(sentence: str) -> set[str]:
     """Numbers and names (methods, datasets, people, places) that a source must contain."""
     found = {n.replace(",", "") for n in NUMBER.findall(sentence)}
-    found |= {n.strip("-") for n in _NAME.findall(sentence) + _HYPHENED.findall(sentence)
+    found |= {n.strip("-") for n in NAME.findall(sentence) + _HYPHENED.findall(sentence)
               if len(n.strip("-")) > 1}
     found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
     return {t for t in found if t}
@@ -145,10 +145,11 @@ def _one_edit(a: str, b: str) -> bool:
 
 def typo_of(word: str, other: str) -> bool:
     """Whether two names of 5 letters or more differ by one typo: a letter dropped, added or
-    changed, or two neighbours swapped ("DIVRESE" for "DIVERSE", "Qfelx" for "Qflex")."""
+    changed, or two neighbours swapped ("DIVRESE" for "DIVERSE", "Qfelx" for "Qflex"); never
+    by their digits alone (versions, sizes)."""
     a, b = word.lower(), other.lower()
-    if min(len(a), len(b)) < 5 or a == b:
-        return False
+    if min(len(a), len(b)) < 5 or a == b or re.sub(r"\d", "", a) == re.sub(r"\d", "", b):
+        return False  # CIFAR-100 is not a typo of CIFAR-10, nor GPT-3 of GPT-4
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
         if len(diff) == 2 and diff[1] == diff[0] + 1:
@@ -235,7 +236,7 @@ def without_instructions(passage: str) -> str:
 _STYLE = re.compile(
     r"^\W*ELI5\b\s*[:,\-]?|(?:,\s*|\s*\()ELI5\)?(?=\s*[?.!]?\s*$)"
     r"|(?:,\s*)?(?:\b(?:explain|describe)\s+(?:it|this|that)\s+)?(?:to\s+me\s+)?\blike\s+"
-    r"(?:i'?m|i\s+am|i\s+was)\s+(?:five|5|a\s+(?:child|kid|(?:five|5)[\s\-]year[\s\-]old))\b"
+    r"(?:i['\u2019]?m|i\s+am|i\s+was)\s+(?:five|5|a\s+(?:child|kid|(?:five|5)[\s\-]year[\s\-]old))\b"
     r"\s*[:,]?"
     r"|^\W*(?:in\s+)?(?:simple|plain|layman'?s?|non-technical|everyday)\s+"
     r"(?:terms|words|english|language)\s*[:,]"
