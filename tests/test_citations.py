@@ -544,3 +544,14 @@ def test_both_of_one_paper_and_a_number_with_a_magnitude() -> None:
     dropped = checker.check("GlowQ cuts training costs with a 2K context [1].").dropped
     assert dropped and "2K" in dropped.reason
     assert checker.check("GlowQ cuts training costs with a 32K context [1].").dropped is None
+
+
+def test_how_many_is_answered_by_one_in_words() -> None:
+    """"How many teachers …?" answered "a single teacher" names a count; "one of the teachers"
+    does not."""
+    evidence = [_evidence(1, "KD", "The student distills from a single teacher model.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="How many teachers does the student distill from?")
+    assert checker.names_wanted("The student distills from a single teacher model.")
+    assert checker.names_wanted("It uses one teacher.")
+    assert not checker.names_wanted("The teacher is one of the strongest models.")

@@ -27,6 +27,7 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
     enable tackle solve handle focus type kind explain tell give compare yes downside downsides
     drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
     advantage advantages benefit benefits strength strengths motivation purpose""".split())
+_ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # A Dropped reason: the model's yes or no, said in the question's words
 BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
@@ -47,8 +48,9 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str) 
     flat = normalise(question)
     if wanted is None or gives_values(sentence, flat):
         return True
-    if wanted == "number":  # "three domains": a count in words
-        return bool(counts(sentence) - counts(question))
+    if wanted == "number":  # "three domains", "a single teacher": a count in words
+        return bool(counts(sentence) - counts(question)) or (
+            _ONE.search(sentence) is not None and _ONE.search(question) is None)
     return any(normalise(t) not in flat and normalise(t) not in titles
                for t in key_terms(sentence))
 
