@@ -147,6 +147,9 @@ def format_sources(evidence: Sequence[Evidence]) -> str:
     )
 
 
+_WORD = re.compile(r"[A-Za-z][\w\-]*[A-Za-z0-9]")  # a word or hyphened name: "AIGB-Pearl"
+
+
 def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple[str, str]]]:
     """The question with each name no retrieved paper holds, but one of them spells a letter
     differently ("AIGB-Perl", "Qfelx", "DIVRESE"), written as that paper spells it, and the
@@ -159,10 +162,9 @@ def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple
         n for n in plain if not any(mentions(t, n) for t in texts)}
     if not unknown:
         return question, []
-    words = {w for s in sources for w in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]",
-                                                     f"{s.title} {s.text}")}
+    words = {w for s in sources for w in _WORD.findall(f"{s.title} {s.text}")}
     fixes = []
-    for name in dict.fromkeys(re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]", question)):
+    for name in dict.fromkeys(_WORD.findall(question)):
         if normalise(name) not in unknown:
             continue
         near = {w for w in words if typo_of(name, w)}
