@@ -314,7 +314,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from assistant.eval.runner import run_eval_command
+    from assistant.eval.scorecard import run_eval_command
 
     return run_eval_command(_settings(args), args)
 

@@ -1,9 +1,14 @@
-"""The evaluation's scorecard: the issue's targets, the ``--min``/``--max`` gates, the table."""
+"""The evaluation's scorecard: the issue's targets, the ``--min``/``--max`` gates, the table,
+and ``assistant eval`` itself (``run_eval_command``: run, print, write the report, gate)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from assistant.errors import InputError
 from assistant.eval.metrics import (
@@ -13,6 +18,11 @@ from assistant.eval.metrics import (
     QUALITY_METRICS,
     RETRIEVAL_METRICS,
 )
+
+if TYPE_CHECKING:
+    from assistant.config import Settings
+    from assistant.eval.questions import Question
+    from assistant.eval.runner import EvalReport, Progress
 
 # The targets of issue 35 for the embedded default, on the test split (shown, not gated).
 TARGETS: dict[str, tuple[str, float]] = {
@@ -146,3 +156,109 @@ def render_table(metrics: Mapping[str, Mapping[str, float | None]], heading: str
                             for p in pipelines)
             lines.append(f"  {LABELS.get(name, name):<{width - 2}}{cells}   {_target(name)}".rstrip())
     return "\n".join(lines)
+
+
+def measured(retrieval_only: bool) -> list[str]:
+    """The metric names a run of this mode measures."""
+    if retrieval_only:
+        return [*RETRIEVAL_METRICS, "retrieval_latency_p50", "retrieval_latency_p95"]
+    return list(HIGHER_IS_BETTER)
+
+
+def report_path(settings: Settings, given: Path | None) -> Path:
+    """``given``, or ``<cache>/eval/report-<UTC timestamp>.json``."""
+    if given is not None:
+        return given
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return settings.storage.cache_path() / "eval" / f"report-{stamp}.json"
+
+
+def run_eval_command(settings: Settings, args: Any) -> int:
+    """``assistant eval``: run, print the table (or JSON), write the report, apply the gates.
+
+    Returns 0, or 1 when a ``--min``/``--max`` gate is missed (one line per missed metric on
+    stderr). A malformed gate or an unknown metric raises InputError (exit 1 from the CLI).
+    """
+    import sys
+
+    from assistant.eval.runner import run_eval
+
+    gates, where, path, questions = _read_args(args)
+    target = report_path(settings, args.report)
+    partial = target.with_name(target.stem + ".partial.jsonl")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the report to {target} ({exc.strerror}); pass --report") from exc
+    report = run_eval(
+        settings, questions, retrieval_only=args.retrieval_only, baseline=not args.no_baseline,
+        questions_file=str(path), progress=None if args.retrieval_only else _kept_in(partial),
+        ours=not args.baseline_only, where=where,
+    )
+    failures = missed(gates, report.metrics["assistant"]) if gates else []
+    data = report.to_dict()
+    data["checks"] = {
+        "thresholds": [f"{g.metric} {'>=' if g.bound == 'min' else '<='} {g.value:g}"
+                       for g in gates],
+        "missed": failures,
+        "behind_baseline": behind_baseline(report.metrics),
+    }
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.unlink(missing_ok=True)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_table(report, data, f"{len(questions)} questions ({args.split})", settings)
+    print(f"report: {target}", file=sys.stderr if args.json else sys.stdout)
+    for failure in failures:
+        print(f"missed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _read_args(args: Any) -> tuple[list[Any], list[str], Path, list[Question]]:
+    """(gates, --where expressions, questions file, questions), each checked before anything
+    runs."""
+    from assistant import resources
+    from assistant.api import parse_where
+    from assistant.eval.questions import load_questions
+
+    gates = parse_thresholds(args.min, args.max, measured(args.retrieval_only))
+    where = list(getattr(args, "where", None) or [])
+    parse_where(where)  # a bad --where fails before anything runs
+    if args.baseline_only and (gates or args.no_baseline):
+        raise InputError("--baseline-only runs the baseline alone: it takes no --min, --max "
+                         "or --no-baseline")
+    if args.limit is not None and args.limit < 1:
+        raise InputError("--limit must be at least 1")
+    path = args.questions or resources.eval_questions()
+    split = None if args.split == "both" else args.split
+    return gates, where, path, load_questions(path, split)[: args.limit]
+
+
+def _kept_in(partial: Path) -> Progress:
+    """Progress that keeps each question's record in ``partial`` (a long run keeps what it has
+    done so far, should it be interrupted) and prints a line for it on stderr."""
+    import sys
+
+    def progress(pipeline: str, n: int, total: int, record: dict[str, Any],
+                 seconds: float) -> None:
+        with partial.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"pipeline": pipeline, **record}, ensure_ascii=False) + "\n")
+        print(f"[{pipeline} {n}/{total}] {record['id']} {seconds:.1f} s", file=sys.stderr,
+              flush=True)
+    return progress
+
+
+def _print_table(report: EvalReport, data: dict[str, Any], what: str,
+                 settings: Settings) -> None:
+    heading = (f"{what}, {report.mode}, {report.seconds:.1f} s ({report.machine}; "
+               f"k={settings.retrieval.k})")
+    print(render_table(report.columns(), heading))
+    for note in report.notes:
+        print(f"note: {note}")
+    behind = data["checks"]["behind_baseline"]
+    if "baseline" in report.metrics:
+        print("baseline better on: " + ", ".join(behind) if behind
+              else "assistant at least as good as the baseline on every quality metric")
