@@ -129,6 +129,9 @@ def test_introduced_name_is_the_method_the_abstract_names() -> None:
     assert introduced_name(pea, "Test-Time Adaptation via Embedding Alignment") == "PEA"
     assert introduced_name("Here we introduce **DrPose**, a reward fine-tuning method.",
                            "Direct Reward Fine-Tuning on Poses") == "DrPose"
+    derived = ("By adopting a risk-seeking objective, we derive a novel Risk-Sensitive GRPO "
+               "(RS-GRPO) algorithm.")
+    assert introduced_name(derived, "Risk-Sensitive Reinforcement Learning for LLMs") == "RS-GRPO"
     # the title already carries it, or the abstract names no method
     assert introduced_name("We introduce GlowQ, a quantizer.", "GlowQ: Group-Shared Low-Rank") is None
     assert introduced_name("We propose a new bound on the regret.", "Regret Bounds") is None

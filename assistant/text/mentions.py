@@ -41,7 +41,7 @@ def short_names(title: str) -> list[str]:
 
 _INTRODUCES = re.compile(
     r"\b(?:[Ww]e|[Tt]his\s+(?:paper|work))\s+(?:\w+ly\s+|also\s+|further\s+|then\s+)?"
-    r"(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?"
+    r"(?:propose|introduce|present|develop|derive)s?\s+(?:a\s+|an\s+|the\s+)?(?:novel\s+|new\s+)?"
     r"(?:(?:[A-Z][\w\-]*\s+){1,6}\(([A-Za-z][\w\-]{1,20})\)"  # Value Matching (VM)
     r"|([A-Z][\w\-]{2,30})\s*[,(\u2014])"  # DrPose, a …
 )
@@ -49,7 +49,8 @@ _INTRODUCES = re.compile(
 
 def introduced_name(abstract: str, title: str) -> str | None:
     """The name an abstract gives its own method ("we propose Progressive Embedding
-    Alignment (PEA), …", "we introduce DrPose, a …"), when the title does not carry it."""
+    Alignment (PEA), …", "we introduce DrPose, a …", "we derive a novel Risk-Sensitive GRPO
+    (RS-GRPO) algorithm"), when the title does not carry it."""
     flat = abstract.replace("*", "").replace("$", "")
     for match in _INTRODUCES.finditer(flat):
         name = match.group(1) or match.group(2)
