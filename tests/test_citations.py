@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.answer.citations import CitationChecker, Evidence, key_terms
 from assistant.answer.markers import cited_numbers, is_refusal, listed, split_units, strip_markers
 from assistant.types import Dropped, Source
@@ -558,3 +560,24 @@ def test_how_many_is_answered_by_one_in_words() -> None:
     assert checker.names_wanted("The student distills from a single teacher model.")
     assert checker.names_wanted("It uses one teacher.")
     assert not checker.names_wanted("The teacher is one of the strongest models.")
+
+
+@pytest.mark.parametrize(("question", "sentence", "kept"), [
+    # the question's figure of speech, repeated, frames what the source does say
+    ("What price do value-decomposition methods pay for their stability?",
+     "Value-decomposition methods pay a price for their stability by assuming restrictive "
+     "unimodal policies [1].", True),
+    ("what is the training recipe actually enforcing?",
+     "The training recipe actually enforces policy divergence minimization [1].", True),
+    # what was asked for, which the source never speaks of, is still not said by it
+    ("Who are the authors of the value-decomposition paper?",
+     "The authors of the value-decomposition paper are well known [1].", False),
+])
+def test_figures_of_speech_a_question_uses_are_not_claims(question, sentence, kept) -> None:
+    source = _evidence(1, "Heterogeneous Agent Policy Optimization",
+                       "Value-decomposition and trust-region methods gain stability by assuming "
+                       "restrictive unimodal policies. The training enforces policy divergence "
+                       "minimization.")
+    checker = CitationChecker([source], embed=lambda text: (1.0, 0.0), question=question)
+    verdict = checker.check(sentence)
+    assert (verdict.dropped is None) is kept, verdict.dropped

@@ -24,14 +24,7 @@ from assistant.answer.markers import (
     listed,
     strip_markers,
 )
-from assistant.answer.wording import (
-    cosine,
-    display,
-    flat,
-    is_title,
-    stem_in,
-    values_in,
-)
+from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     counts,
@@ -324,15 +317,19 @@ class CitationChecker:
             return verdict
         if verdict.sentence != strip_markers(rest):
             return verdict  # already rewritten, as the papers' names
-        names = self._names_of([n for n in subject if n in verdict.numbers] or verdict.numbers)
+        names = self._names_of([n for n in subject if n in verdict.numbers] or verdict.numbers,
+                               verdict.sentence)
         if not names:
             return verdict
         yes = "Yes, " if lead.start(1) and "yes" in raw[:lead.start(1)].lower() else ""
         return replace(verdict, sentence=f"{yes}{and_join(names)} {verdict.sentence}")
 
-    def _names_of(self, numbers: Sequence[int]) -> list[str]:
-        by_number = {e.number: e for e in self.evidence}
-        return [self.short_label(by_number[n]) for n in numbers if n in by_number]
+    def _names_of(self, numbers: Sequence[int], sentence: str = "") -> list[str]:
+        """The papers' short names; the title, where the sentence names the method itself
+        ("[1] has tested RS-GRPO": not "RS-GRPO has tested RS-GRPO")."""
+        by_number, said = {e.number: e for e in self.evidence}, normalise(sentence)
+        short = [(self.short_label(by_number[n]), by_number[n]) for n in numbers if n in by_number]
+        return [display(e.source) if mentions(said, normalise(s)) else s for s, e in short]
 
     def _listing(self, listing: Listed) -> Verdict:
         """"…, including [1] and [2].": the rest of the sentence is checked with those papers
