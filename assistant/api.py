@@ -146,13 +146,20 @@ class Assistant:
         with model_errors(self.settings):  # the embeddings may come from a server
             return self._find(clean_question(question), k, parse_where(where))
 
-    def _find(self, question: str, k: int | None, flt: Filter) -> list[Source]:
-        """The papers retrieved for ``question``, each with how well it supports it."""
+    def _find(self, question: str, k: int | None, flt: Filter,
+              excluded: Sequence[str] = ()) -> list[Source]:
+        """The papers retrieved for ``question``, each with how well it supports it, without
+        those whose title or name is one of ``excluded``."""
+        from assistant.answer.evidence import paper_names
         from assistant.answer.support import score_sources
+        from assistant.text.sentences import mentions, normalise
 
         found = self.retriever.retrieve(question, k or self.settings.retrieval.k, where=flt)
         if flt and not found:
             raise _no_match(flt)
+        found = [s for s in found if not any(
+            mentions(normalise(" ".join([s.title, *paper_names(s)])), normalise(x))
+            for x in excluded)]
         return score_sources(question, found, self.retriever.rarity)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None,
@@ -216,15 +223,18 @@ class Assistant:
             if " ".join(plain.split()) != " ".join(standalone.split()):
                 warnings.append("answered in the abstracts' own terms: each sentence must be "
                                 "checked against them, so the request about style was set aside")
-            standalone = plain
-            sources = self._find(standalone, k, flt)
+            standalone, excluded = _left_out(plain)
+            if excluded:
+                warnings.append("left out, as asked, papers whose title or name says "
+                                + ", ".join(f'"{x}"' for x in excluded))
+            sources = self._find(standalone, k, flt, excluded)
             # "Which paper is AIGB-Perl from?": a name one letter off a retrieved paper's
             # is read as that paper spells it, and the user is told
             respelt, fixes = respelled(standalone, sources)
             if fixes:
                 warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
                 standalone = respelt
-                sources = self._find(standalone, k, flt)
+                sources = self._find(standalone, k, flt, excluded)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
@@ -316,3 +326,16 @@ def ask(question: str, history: History | None = None, settings: Settings | None
     with _default_lock:
         assistant = _default.setdefault(settings, Assistant(settings))
     return assistant.ask(question, history=history, where=where)
+
+
+def _left_out(question: str) -> tuple[str, tuple[str, ...]]:
+    """"Which papers use diffusion? (not counting flow matching)": the question without
+    what a list or a which-paper question says to leave out, and those things; searched
+    for, shown and checked is the rest."""
+    from assistant.answer.intent import asks_for_several, identifies
+    from assistant.text.sentences import exclusions
+
+    rest, excluded = exclusions(question)
+    if excluded and (asks_for_several(rest) or identifies(rest)):
+        return rest, excluded
+    return question, ()

@@ -304,3 +304,17 @@ def test_a_misspelt_name_is_read_as_its_paper_spells_it_and_the_user_is_told(bun
     answer = assistant.ask("What does Qfelx learn?")
     assert not answer.abstained and answer.text.startswith("Qflex")
     assert 'read "Qfelx" as "Qflex"' in answer.warnings
+
+
+def test_a_list_leaves_out_what_the_question_says_not_to_count(bundled_home, minilm) -> None:
+    """"Don't count GFlowNets" is not a word to search for: the GFlowNet paper is neither
+    retrieved nor listed, and the user is told what was left out."""
+    question = ("Which papers build on continuous flow-based generative models? "
+                "Don't count GFlowNets, optical flow or network flow.")
+    answer = make(bundled_home, minilm, "[1] [2] [3]").ask(question)
+    assert answer.sources and not any("GFlowNet" in s.title for s in answer.sources)
+    assert not any("GFlowNet" in c.title for c in answer.citations)
+    assert any('"GFlowNets"' in w for w in answer.warnings), answer.warnings
+    # asked without the exclusion, the GFlowNet paper is among those retrieved
+    plain = make(bundled_home, minilm, "[1]").ask(question.split("?")[0] + " or GFlowNets?")
+    assert any("GFlowNet" in s.title for s in plain.sources)

@@ -222,6 +222,27 @@ def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     assert unheld(question, [source]) == unheld_names
 
 
+@pytest.mark.parametrize(("question", "about"), [
+    # a paper's own name, however it is typed, says the question is about it
+    ("qflex - what's the name actually short for?", True),
+    ("What does QFLEX stand for?", True),
+    ("glowq: what gets shared?", True),
+    # words that are no paper's name do not
+    ("what is the flexible part short for?", False),
+    ("What is the capital of France?", False),
+])
+def test_a_paper_named_in_any_case_is_covered(question: str, about: bool) -> None:
+    from assistant.answer.evidence import AnswerConfig, covered
+    from assistant.types import Source
+
+    far = 0.1  # the question's meaning is far from every paper's
+    sources = [Source("p1", "Scalable Exploration via Value-Guided Flow",
+                      "We propose Qflex, a scalable exploration method.", far),
+               Source("p2", "GlowQ: Group-Shared Low-Rank Approximation",
+                      "A quantizer for large language models.", far)]
+    assert covered(question, sources, AnswerConfig()) is about
+
+
 @pytest.mark.parametrize(("question", "judged"), [
     # the story before the question is left out of what the judge reads
     ("My team uses one adapter rank everywhere. Is there a paper giving each layer its own?",
@@ -273,3 +294,25 @@ def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
     # a name that is no typo of one held, and a name held, stay as written
     assert respelled("What does DCFlow++ add?", sources) == ("What does DCFlow++ add?", [])
     assert respelled("Which paper proposes AIGB-Pearl?", sources)[1] == []
+
+
+@pytest.mark.parametrize(("question", "rest", "left_out"), [
+    ("which papers use diffusion models? (not counting flow matching)",
+     "which papers use diffusion models?", ("flow matching",)),
+    ("Which papers build on flow models? Don't count GFlowNets, optical flow or network flow.",
+     "Which papers build on flow models?", ("GFlowNets", "optical flow", "network flow")),
+    ("Which papers use RL, excluding GRPO?", "Which papers use RL?", ("GRPO",)),
+    ("List the RL papers except for HAQO and Pram.", "List the RL papers.", ("HAQO", "Pram")),
+    ("which papers do RL - not counting GRPO", "which papers do RL", ("GRPO",)),
+    # no exclusion, or a clause that is not a short list of things
+    ("Which methods work without gradients?", "Which methods work without gradients?", ()),
+    ("Other than accuracy, what does GlowQ improve?",
+     "Other than accuracy, what does GlowQ improve?", ()),
+    ("Which papers, except for DrPose, do 3D human reconstruction of people in the wild?",
+     "Which papers, except for DrPose, do 3D human reconstruction of people in the wild?", ()),
+])
+def test_what_a_question_says_to_leave_out(question: str, rest: str,
+                                           left_out: tuple[str, ...]) -> None:
+    from assistant.text.sentences import exclusions
+
+    assert exclusions(question) == (rest, left_out)

@@ -12,6 +12,7 @@ from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
 from assistant.config import AnswerSettings
 from assistant.ingest.tokens import count_tokens, truncate
+from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     key_terms,
     mentions,
@@ -57,7 +58,18 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
         return True
     names = {normalise(t) for t in key_terms(question)}
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
-    return any(name in text for name in names for text in texts)
+    if any(name in text for name in names for text in texts):
+        return True
+    # "qflex - what's it short for?": a paper's own name, typed in lower case
+    words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower()))
+    return any(name.lower() in words for s in sources for name in paper_names(s))
+
+
+def paper_names(source: Source) -> list[str]:
+    """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
+    gives its method ("we propose Qflex, …")."""
+    own = introduced_name(source.text, source.title)
+    return short_names(source.title) + ([own] if own else [])
 
 
 def _holds(source: Source, names: set[str]) -> bool:

@@ -250,3 +250,33 @@ def without_style(question: str) -> str:
     five." -> "Explain HAQO.")."""
     text = _STYLE.sub(" ", question)
     return re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split())).strip()
+
+
+# "Which papers use diffusion models? (not counting flow matching)", "… Don't count GFlowNets,
+# optical flow or network flow.": what follows is what the answer must leave out, not what
+# to search for.
+_EXCLUDES = re.compile(
+    r"\s*(?:\(\s*|[,;:\-\u2014]\s*|(?<=[.?!])\s*)?"
+    r"\b(?:(?:but\s+)?(?:not|without)\s+counting|(?:don['\u2019]?t|do\s+not)\s+(?:count|include)"
+    r"|excluding|leaving\s+out|(?:but\s+)?except(?:\s+for)?)\s+"
+    r"(?P<what>[^.?!;()]+?)\s*(?:\)\s*[.?!]?|(?=[.?!;])|$)",
+    re.IGNORECASE)
+
+
+def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
+    """(the question without what it says to leave out, the things left out): "Which papers
+    use flows? Don't count GFlowNets or optical flow." -> ("Which papers use flows?",
+    ("GFlowNets", "optical flow")). A clause that is not a short list of things ("except
+    for DrPose, do 3D reconstruction") is left as it is."""
+    left: list[str] = []
+
+    def cut(match: re.Match[str]) -> str:
+        left.extend(t.strip() for t in re.split(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|nor)\s+",
+                                                  match.group("what")) if t.strip())
+        return " "
+    rest = _EXCLUDES.sub(cut, question)
+    rest = re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", " ".join(rest.split()))
+    rest = re.sub(r"\s+([?.!,])", r"\1", rest).strip()
+    if not left or not rest or any(len(t.split()) > 4 for t in left):
+        return question, ()
+    return rest, tuple(left)
