@@ -289,6 +289,11 @@ def test_what_is_no_subject_no_echo_and_no_mention() -> None:
                               question="Which papers fine-tune VLM or RL agents?")
     assert several.relevant(evidence[0])  # "VLMs" for "VLM"
     assert not several.relevant(evidence[1])  # "rl" is not in "world"
+    # a name given as one example among others is not required of every paper listed
+    examples = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                               question="Which papers train agents, whether through RL or "
+                                        "imitation?")
+    assert examples.relevant(evidence[1])
 
 
 def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:

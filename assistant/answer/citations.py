@@ -38,6 +38,7 @@ from assistant.text.sentences import (
     split_sentences,
     states_count,
     states_number,
+    without_examples,
 )
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
@@ -118,7 +119,7 @@ class CitationChecker:
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
-        self._names = question_names(self.question)
+        self._names = question_names(without_examples(self.question))  # what a list must name
         # "Which dataset does SSD-GS use?": the answer names one (``names_wanted``)
         self.wanted = None if self.papers else asks_for_name(self.question)
         self._yes_no = not self.papers and asks_yes_or_no(self.question)

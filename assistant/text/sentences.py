@@ -280,3 +280,15 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
     if not left or not rest or any(len(t.split()) > 4 for t in left):
         return question, ()
     return rest, tuple(left)
+
+
+# "… whether through adapters, RL post-training or distillation?", "(e.g. GRPO)": examples of
+# what is asked about, of which a paper needs only one.
+_EXAMPLES = re.compile(r"[,(]?\s*\b(?:whether|e\.g\.|such\s+as|for\s+(?:example|instance)"
+                       r"|including)\s[^.?!;)]*\)?", re.IGNORECASE)
+
+
+def without_examples(question: str) -> str:
+    """``question`` without the examples it gives ("Which papers train LLMs, e.g. with RL
+    or adapters?" -> "Which papers train LLMs?")."""
+    return re.sub(r"\s+([?.!,])", r"\1", " ".join(_EXAMPLES.sub(" ", question).split()))
