@@ -26,7 +26,7 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
     call called name named aim goal main key idea contribution problem result results help allow
     enable tackle solve handle focus type kind explain tell give compare yes downside downsides
     drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
-    advantage advantages benefit benefits strength strengths motivation purpose catch price pay
+    advantage advantages benefit benefits strength strengths motivation purpose price pay
     recipe actually basically""".split())
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
