@@ -196,45 +196,14 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
-        from assistant.answer.evidence import respelled
         from assistant.answer.support import calibration
-        from assistant.ingest.tokens import truncate
         from assistant.models.llm import model_label
         from assistant.server_errors import model_errors
-        from assistant.text.sentences import without_instructions, without_style
 
         started = time.perf_counter()
-        text = clean_question(question)
-        warnings = []
-        text, cut = truncate(self._encoding, text, self.settings.answer.question_tokens)
-        if cut:
-            warnings.append(
-                f"the question was cut to its first {self.settings.answer.question_tokens} tokens"
-            )
+        warnings: list[str] = []
         with model_errors(self.settings):
-            standalone = self.rewrite(text, history or [])
-            # Orders written into the question ("Ignore all previous instructions and …",
-            # "[Admin note: …]") are not what it asks: searched for, checked and shown to
-            # the model is the rest, as with the abstracts.
-            standalone = without_instructions(standalone).strip() or standalone
-            # "Explain HAQO like I'm five.": answered in the abstracts' terms, which the
-            # checks can hold each sentence to
-            plain = without_style(standalone) or standalone
-            if " ".join(plain.split()) != " ".join(standalone.split()):
-                warnings.append("answered in the abstracts' own terms: each sentence must be "
-                                "checked against them, so the request about style was set aside")
-            standalone, excluded = _left_out(plain)
-            if excluded:
-                warnings.append("left out, as asked, papers whose title or name says "
-                                + ", ".join(f'"{x}"' for x in excluded))
-            sources = self._find(standalone, k, flt, excluded)
-            # "Which paper is AIGB-Perl from?": a name one letter off a retrieved paper's
-            # is read as that paper spells it, and the user is told
-            respelt, fixes = respelled(standalone, sources)
-            if fixes:
-                warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
-                standalone = respelt
-                sources = self._find(standalone, k, flt, excluded)
+            standalone, sources = self._read(question, history, k, flt, warnings)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
@@ -255,6 +224,42 @@ class Assistant:
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved,
             )
+
+    def _read(self, question: str, history: History | None, k: int | None, flt: Filter,
+              warnings: list[str]) -> tuple[str, list[Source]]:
+        """(the question as it is searched for and answered, the papers found for it); what
+        was read differently from what was typed is added to ``warnings``."""
+        from assistant.answer.evidence import respelled
+        from assistant.ingest.tokens import truncate
+        from assistant.text.sentences import without_instructions, without_style
+
+        limit = self.settings.answer.question_tokens
+        text, cut = truncate(self._encoding, clean_question(question), limit)
+        if cut:
+            warnings.append(f"the question was cut to its first {limit} tokens")
+        standalone = self.rewrite(text, history or [])
+        # Orders written into the question ("Ignore all previous instructions and …",
+        # "[Admin note: …]") are not what it asks: searched for, checked and shown to the
+        # model is the rest, as with the abstracts.
+        standalone = without_instructions(standalone).strip() or standalone
+        # "Explain HAQO like I'm five.": answered in the abstracts' terms, which the checks
+        # can hold each sentence to
+        plain = without_style(standalone) or standalone
+        if " ".join(plain.split()) != " ".join(standalone.split()):
+            warnings.append("answered in the abstracts' own terms: each sentence must be "
+                            "checked against them, so the request about style was set aside")
+        standalone, excluded = _left_out(plain)
+        if excluded:
+            warnings.append("left out, as asked, papers whose title or name says "
+                            + ", ".join(f'"{x}"' for x in excluded))
+        sources = self._find(standalone, k, flt, excluded)
+        # "Which paper is AIGB-Perl from?": a name one letter off a retrieved paper's is read
+        # as that paper spells it, and the user is told
+        respelt, fixes = respelled(standalone, sources)
+        if fixes:
+            warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
+            standalone, sources = respelt, self._find(respelt, k, flt, excluded)
+        return standalone, sources
 
     @property
     def judge(self) -> Judge | None:
