@@ -250,8 +250,9 @@ class Assistant:
                             "checked against them, so the request about style was set aside")
         standalone, excluded = _left_out(plain)
         if excluded:
-            warnings.append("left out, as asked, papers whose title or name says "
-                            + ", ".join(f'"{x}"' for x in excluded))
+            warnings.append("searched without what the question leaves out ("
+                            + ", ".join(f'"{x}"' for x in excluded)
+                            + "); papers whose title or name says it are not listed")
         sources = self._find(standalone, k, flt, excluded)
         # "Which paper is AIGB-Perl from?": a name one letter off a retrieved paper's is read
         # as that paper spells it, and the user is told

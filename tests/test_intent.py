@@ -304,6 +304,15 @@ def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
     ("Which papers use RL, excluding GRPO?", "Which papers use RL?", ("GRPO",)),
     ("List the RL papers except for HAQO and Pram.", "List the RL papers.", ("HAQO", "Pram")),
     ("which papers do RL - not counting GRPO", "which papers do RL", ("GRPO",)),
+    # an order opening a sentence, or "but leave out"; described things lose their frame
+    ("Which papers do 3D perception, but leave out anything involving human motion?",
+     "Which papers do 3D perception?", ("human motion",)),
+    ("Which papers fit? Ignore the one about an encoder architecture.", "Which papers fit?",
+     ("encoder architecture",)),
+    ("Which papers make images? Skip the 3D human one and anything that produces video.",
+     "Which papers make images?", ("3D human", "produces video")),
+    ("Which papers do RL but skip the critic?", "Which papers do RL but skip the critic?", ()),
+    ("Which papers skip the backward pass?", "Which papers skip the backward pass?", ()),
     # no exclusion, or a clause that is not a short list of things
     ("Which methods work without gradients?", "Which methods work without gradients?", ()),
     ("Other than accuracy, what does GlowQ improve?",

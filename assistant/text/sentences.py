@@ -256,10 +256,18 @@ def without_style(question: str) -> str:
 # optical flow or network flow.": what follows is what the answer must leave out, not what
 # to search for.
 _EXCLUDES = re.compile(
-    r"\s*(?:\(\s*|[,;:\-\u2014]\s*|(?<=[.?!])\s*)?"
+    r"\s*(?:\(\s*|[,;:\-\u2014]\s*|(?<=[.?!])\s*|^\s*)?"
     r"\b(?:(?:but\s+)?(?:not|without)\s+counting|(?:don['\u2019]?t|do\s+not)\s+(?:count|include)"
-    r"|excluding|leaving\s+out|(?:but\s+)?except(?:\s+for)?)\s+"
+    r"|excluding|leaving\s+out|(?:but\s+)?except(?:\s+for)?"
+    # "Skip the 3D one.", "…, but leave out anything involving human motion": an order that
+    # opens a sentence ("which papers skip the critic?" is no order)
+    r"|(?:(?<=[.?!]\s)|(?<=^))(?:leave\s+out|skip|ignore)|\bbut\s+leave\s+out)\s+"
     r"(?P<what>[^.?!;()]+?)\s*(?:\)\s*[.?!]?|(?=[.?!;])|$)",
+    re.IGNORECASE)
+# What an excluded description says around the thing: "the one about X", "anything involving X"
+_EXCLUDED_FRAME = re.compile(
+    r"^(?:the\s+ones?\s+(?:about|on|that|which|with)\s+|anything\s+(?:that\s+)?"
+    r"(?:involving|about|on|with|that)?\s*|the\s+|an?\s+|any\s+)|\s+(?:ones?|papers?|works?)$",
     re.IGNORECASE)
 
 
@@ -271,13 +279,16 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
     left: list[str] = []
 
     def cut(match: re.Match[str]) -> str:
-        left.extend(t.strip() for t in re.split(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|nor)\s+",
-                                                  match.group("what")) if t.strip())
+        for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|nor)\s+", match.group("what")):
+            while part.strip() and _EXCLUDED_FRAME.search(part.strip()):
+                part = _EXCLUDED_FRAME.sub("", part.strip(), count=1)
+            if part.strip():
+                left.append(part.strip())
         return " "
     rest = _EXCLUDES.sub(cut, question)
     rest = re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", " ".join(rest.split()))
     rest = re.sub(r"\s+([?.!,])", r"\1", rest).strip()
-    if not left or not rest or any(len(t.split()) > 4 for t in left):
+    if not left or not re.search(r"[A-Za-z]", rest) or any(len(t.split()) > 4 for t in left):
         return question, ()
     return rest, tuple(left)
 
