@@ -111,17 +111,7 @@ def generate(
         known=known,
     ))
     if judge is not None and identifies(question):
-        # "Which paper …?": the model judges each best-supported paper against the question,
-        # and the first it accepts is the answer, with its abstract's own sentence; a paper
-        # that is merely the nearest one is not (assistant/answer/judge.py).
-        item, decided = _judge_papers(question, evidence, judge, config, abstract, judged_only,
-                                      reply.dropped)
-        if item is not None:
-            yield from reply.the_paper(item, "Yes: " if asks_whether(question) else "", None,
-                                       Usage())
-            return
-        if decided:
-            yield from reply.abstain()
+        if (yield from reply.judged(judge, judged_only)):
             return
     messages = [
         SystemMessage(load_prompt("system").format()),
@@ -160,6 +150,20 @@ class _Reply:
         self.evidence, self.checker = evidence, checker
         self.render = Render({e.number: e for e in evidence})
         self.named = frozenset(named_each(self.question, [e.source for e in evidence]))
+
+    def judged(self, judge: Judge, judged_only: bool) -> Generator[str | Answer, None, bool]:
+        """"Which paper …?": the model judges each best-supported paper against the question,
+        and the first it accepts is the answer, with its abstract's own sentence; a paper that
+        is merely the nearest one is not (assistant/answer/judge.py). Whether the judge
+        decided the answer (else the model writes it)."""
+        item, decided = _judge_papers(self.question, self.evidence, judge, self.config,
+                                      self.abstract, judged_only, self.dropped)
+        if item is not None:
+            lead = "Yes: " if asks_whether(self.question) else ""
+            yield from self.the_paper(item, lead, None, Usage())
+        elif decided:
+            yield from self.abstain()
+        return item is not None or decided
 
     def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:
         render = None if abstained else self.render
