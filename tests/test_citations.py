@@ -574,9 +574,6 @@ def test_how_many_is_answered_by_one_in_words() -> None:
      "unimodal policies [1].", True),
     ("what is the training recipe actually enforcing?",
      "The training recipe actually enforces policy divergence minimization [1].", True),
-    # a count the source states answers "how many", whatever the question called the things
-    ("How many risk dials does a user of the value-decomposition method set?",
-     "A user of the value-decomposition method sets two risk dials [1].", True),
     # what was asked for, which the source never speaks of, is still not said by it
     ("Who are the authors of the value-decomposition paper?",
      "The authors of the value-decomposition paper are well known [1].", False),
@@ -585,7 +582,7 @@ def test_figures_of_speech_a_question_uses_are_not_claims(question, sentence, ke
     source = _evidence(1, "Heterogeneous Agent Policy Optimization",
                        "Value-decomposition and trust-region methods gain stability by assuming "
                        "restrictive unimodal policies. The training enforces policy divergence "
-                       "minimization. The user sets two risk levels.")
+                       "minimization.")
     checker = CitationChecker([source], embed=lambda text: (1.0, 0.0), question=question)
     verdict = checker.check(sentence)
     assert (verdict.dropped is None) is kept, verdict.dropped

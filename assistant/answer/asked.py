@@ -34,14 +34,12 @@ _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", 
 BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
 
 
-def gives_values(sentence: str, question: str, counted: bool = True) -> bool:
+def gives_values(sentence: str, question: str) -> bool:
     """Whether the sentence gives numbers or symbols (pass@k) that the (normalised) question
     does not hold: an answer made of values the source states, whatever the question called
-    them. A number counts when it stands on its own: "3" is not given by "2.3K"; with
-    ``counted``, so does a count in words ("two risk dials": the source must state it)."""
+    them. A number counts when it stands on its own: "3" is not given by "2.3K"."""
     return (any(normalise(v) not in question for v in SYMBOLIC.findall(sentence))
-            or any(not states_number(n, question) for n in lone_numbers(sentence))
-            or (counted and bool(counts(sentence) - counts(question))))
+            or any(not states_number(n, question) for n in lone_numbers(sentence)))
 
 
 def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str) -> bool:
@@ -49,7 +47,7 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str) 
     neither the question nor a paper's title holds: "OLAT"), a number for "how many …?", or
     the question asks for none; "SSD-GS uses a real-world dataset" names no dataset."""
     flat = normalise(question)
-    if wanted is None or gives_values(sentence, flat, counted=False):
+    if wanted is None or gives_values(sentence, flat):
         return True
     if wanted == "number":  # "three domains", "a single teacher": a count in words
         return bool(counts(sentence) - counts(question)) or (
