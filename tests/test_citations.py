@@ -586,3 +586,15 @@ def test_figures_of_speech_a_question_uses_are_not_claims(question, sentence, ke
     checker = CitationChecker([source], embed=lambda text: (1.0, 0.0), question=question)
     verdict = checker.check(sentence)
     assert (verdict.dropped is None) is kept, verdict.dropped
+
+
+def test_a_figure_of_speech_is_still_a_topic_when_asked_about() -> None:
+    """"Is there work on price forecasting?": "price" is the topic, not a figure of speech, and
+    a source that never speaks of prices does not support "Yes, it forecasts prices"."""
+    source = _evidence(1, "TEDM: Time Series Forecasting with Diffusion",
+                       "We forecast time series with a denoising diffusion model.")
+    checker = CitationChecker([source], embed=lambda text: (1.0, 0.0), papers=True,
+                              question="Is there work on price forecasting with diffusion models?",
+                              known=lambda word: word != "pric")
+    verdict = checker.check("Yes, TEDM forecasts electricity prices with a diffusion model [1].")
+    assert verdict.dropped is not None and "pric" in verdict.dropped.reason

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from assistant.answer.asked import (
     BARE_VERDICT,
+    FIGURES,
     GENERIC,
     NEGATION,
     bare_verdict,
@@ -107,7 +108,7 @@ class CitationChecker:
         # have a source that speaks of it. Which-paper questions ask for a paper, and yes/no,
         # "how" and "tell me" questions for no named thing.
         asked = None if self.papers else asked_for(self.question)
-        self._asked = (asked or set()) - GENERIC
+        self._asked = (asked or set()) - GENERIC - FIGURES
         # "Is there work on X for Y?": a sentence that says a paper does Y needs a source that
         # speaks of Y when no indexed paper uses the word (speculative decoding, in a corpus
         # without it); the nearest paper, about X alone, is not an answer. A sentence that
