@@ -154,12 +154,13 @@ class Assistant:
         from assistant.answer.support import score_sources
         from assistant.text.sentences import mentions, normalise
 
-        found = self.retriever.retrieve(question, k or self.settings.retrieval.k, where=flt)
+        k = k or self.settings.retrieval.k
+        found = self.retriever.retrieve(question, k + len(excluded), where=flt)
         if flt and not found:
             raise _no_match(flt)
         found = [s for s in found if not any(
             mentions(normalise(" ".join([s.title, *paper_names(s)])), normalise(x))
-            for x in excluded)]
+            for x in excluded)][:k]
         return score_sources(question, found, self.retriever.rarity)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None,

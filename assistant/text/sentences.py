@@ -256,12 +256,12 @@ def without_style(question: str) -> str:
 # optical flow or network flow.": what follows is what the answer must leave out, not what
 # to search for.
 _EXCLUDES = re.compile(
-    r"\s*(?:\(\s*|[,;:\-\u2014]\s*|(?<=[.?!])\s*|^\s*)?"
-    r"\b(?:(?:but\s+)?(?:not|without)\s+counting|(?:don['\u2019]?t|do\s+not)\s+(?:count|include)"
-    r"|excluding|leaving\s+out|(?:but\s+)?except(?:\s+for)?"
-    # "Skip the 3D one.", "…, but leave out anything involving human motion": an order that
-    # opens a sentence ("which papers skip the critic?" is no order)
-    r"|(?:(?<=[.?!]\s)|(?<=^))(?:leave\s+out|skip|ignore)|\bbut\s+leave\s+out)\s+"
+    # at a clause's start only: "a method for excluding outliers" excludes nothing
+    r"(?:\s*(?P<open>\(|[,;:\u2014]|\s-)\s*|(?:(?<=[.?!])|^)\s*)"
+    r"(?:(?:but\s+)?(?:not|without)\s+counting|(?:don['\u2019]?t|do\s+not)\s+(?:count|include)"
+    r"|excluding|leaving\s+out|(?:but\s+)?except(?:\s+for)?|but\s+leave\s+out"
+    # "Skip the 3D one.": an order opening a sentence ("which papers skip the critic?" is none)
+    r"|(?<![,;:(\u2014-]\s)(?<![,;:(\u2014-])(?:leave\s+out|skip|ignore))\s+"
     r"(?P<what>[^.?!;()]+?)\s*(?:\)\s*[.?!]?|(?=[.?!;])|$)",
     re.IGNORECASE)
 # What an excluded description says around the thing: "the one about X", "anything involving X"
@@ -269,6 +269,7 @@ _EXCLUDED_FRAME = re.compile(
     r"^(?:the\s+ones?\s+(?:about|on|that|which|with)\s+|anything\s+(?:that\s+)?"
     r"(?:involving|about|on|with|that)?\s*|the\s+|an?\s+|any\s+)|\s+(?:ones?|papers?|works?)$",
     re.IGNORECASE)
+_NOT_A_THING = re.compile(r"^(?:it|them|this|that|these|those|they|one|ones|me|us)$", re.I)
 
 
 def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
@@ -277,9 +278,13 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
     ("GFlowNets", "optical flow")). A clause that is not a short list of things ("except
     for DrPose, do 3D reconstruction") is left as it is."""
     left: list[str] = []
+    broken: list[bool] = []
 
     def cut(match: re.Match[str]) -> str:
-        for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|nor)\s+", match.group("what")):
+        what = match.group("what")
+        if match.group("open") in (",", ";", ":", "\u2014", " -") and "," in what:
+            broken.append(True)  # "Which papers, except X, do RL?": where it ends is unsure
+        for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+(?:or|and|nor)\s+", what):
             while part.strip() and _EXCLUDED_FRAME.search(part.strip()):
                 part = _EXCLUDED_FRAME.sub("", part.strip(), count=1)
             if part.strip():
@@ -287,8 +292,11 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
         return " "
     rest = _EXCLUDES.sub(cut, question)
     rest = re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", " ".join(rest.split()))
-    rest = re.sub(r"\s+([?.!,])", r"\1", rest).strip()
-    if not left or not re.search(r"[A-Za-z]", rest) or any(len(t.split()) > 4 for t in left):
+    rest = re.sub(r"\s+([?.!,])", r"\1", rest).strip().lstrip(".?!, ")
+    if (broken or not left or not re.search(r"[A-Za-z]", rest)
+            or any(len(t.split()) > 4 or _NOT_A_THING.match(t) for t in left)
+            or re.search(r"\b(?:for|of|on|in|with|to|by|from|about|that|the|an?|and|or)\W*$",
+                         rest, re.IGNORECASE)):
         return question, ()
     return rest, tuple(left)
 
