@@ -137,6 +137,8 @@ def test_introduced_name_is_the_method_the_abstract_names() -> None:
     # the title already carries it, or the abstract names no method
     assert introduced_name("We introduce GlowQ, a quantizer.", "GlowQ: Group-Shared Low-Rank") is None
     assert introduced_name("We propose a new bound on the regret.", "Regret Bounds") is None
+    assert introduced_name("We develop a new Transformer, which is fast.", "Fast Models") is None
+    assert introduced_name("In this paper we derive Equation (3) for it.", "Bounds") is None
 
 
 def test_values_answer_a_question_whatever_it_called_them() -> None:

@@ -230,6 +230,8 @@ def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     # words that are no paper's name do not
     ("what is the flexible part short for?", False),
     ("What is the capital of France?", False),
+    # a name that is an everyday word too, typed in lower case, is that word
+    ("Is it safer to fly or drive?", False),
 ])
 def test_a_paper_named_in_any_case_is_covered(question: str, about: bool) -> None:
     from assistant.answer.evidence import AnswerConfig, covered
@@ -239,7 +241,8 @@ def test_a_paper_named_in_any_case_is_covered(question: str, about: bool) -> Non
     sources = [Source("p1", "Scalable Exploration via Value-Guided Flow",
                       "We propose Qflex, a scalable exploration method.", far),
                Source("p2", "GlowQ: Group-Shared Low-Rank Approximation",
-                      "A quantizer for large language models.", far)]
+                      "A quantizer for large language models.", far),
+               Source("p3", "SAFER: Risk-Constrained Sample-then-Filter", "Risk control.", far)]
     assert covered(question, sources, AnswerConfig()) is about
 
 

@@ -3,11 +3,14 @@ names, and the passages that fit the token budget."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from assistant import resources
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
 from assistant.config import AnswerSettings
@@ -60,9 +63,18 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
     if any(name in text for name in names for text in texts):
         return True
-    # "qflex - what's it short for?": a paper's own name, typed in lower case
-    words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower()))
+    # "qflex - what's it short for?": a paper's own name, typed in lower case, unless the
+    # name is an everyday word too ("Is it safer to fly?" is not about SAFER)
+    words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower())) - _everyday()
     return any(name.lower() in words for s in sources for name in paper_names(s))
+
+
+@lru_cache(maxsize=1)
+def _everyday() -> frozenset[str]:
+    """Everyday English words: the whole words of the embedding model's 30,000-piece
+    vocabulary ("safer", "diverse", "pea"; not "qflex" or "glowq")."""
+    data = json.loads(resources.package_data("minilm-tokenizer.json").read_text("utf-8"))
+    return frozenset(w for w in data["model"]["vocab"] if w.isalpha())
 
 
 def paper_names(source: Source) -> list[str]:

@@ -41,9 +41,12 @@ def short_names(title: str) -> list[str]:
 
 _INTRODUCES = re.compile(
     r"\b(?:[Ww]e|[Tt]his\s+(?:paper|work))\s+(?:\w+ly\s+|also\s+|further\s+|then\s+)?"
-    r"(?:propose|introduce|present|develop|derive)s?\s+(?:a\s+|an\s+|the\s+)?(?:novel\s+|new\s+)?"
-    r"(?:(?:[A-Z][\w\-]*\s+){1,6}\(([A-Za-z][\w\-]{1,20})\)"  # Value Matching (VM)
-    r"|([A-Z][\w\-]{2,30})\s*[,(\u2014])"  # DrPose, a …
+    r"(?:propose|introduce|present|develop|derive)s?\s+"
+    r"(?:(?:a\s+|an\s+|the\s+)?(?:novel\s+|new\s+)?(?:[A-Z][\w\-]*\s+){1,6}"
+    r"\(([A-Za-z][\w\-]{1,20})\)"  # Value Matching (VM), a novel Risk-Sensitive GRPO (RS-GRPO)
+    # DrPose, a … (right after the verb: "a new Transformer, which" names nothing)
+    r"|(?!(?:Equation|Theorem|Lemma|Proposition|Corollary|Section|Algorithm|Definition)\b)"
+    r"([A-Z][\w\-]{2,30})\s*[,(\u2014])"
 )
 
 
