@@ -296,6 +296,10 @@ def test_what_is_no_subject_no_echo_and_no_mention() -> None:
                                question="Which papers train agents, whether through RL or "
                                         "imitation?")
     assert examples.relevant(evidence[1])
+    # "whether" opening what is asked is no example: the name is still required
+    tested = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                             question="Which papers test whether RL agents plan?")
+    assert not tested.relevant(evidence[1])
 
 
 def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:

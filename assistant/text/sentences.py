@@ -303,8 +303,9 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
 
 # "… whether through adapters, RL post-training or distillation?", "(e.g. GRPO)": examples of
 # what is asked about, of which a paper needs only one.
-_EXAMPLES = re.compile(r"[,(]?\s*\b(?:whether|e\.g\.|such\s+as|for\s+(?:example|instance)"
-                       r"|including)\s[^.?!;)]*\)?", re.IGNORECASE)
+_EXAMPLES = re.compile(r"[,(]?\s*(?:,\s*whether\s+(?:through|via|by|with|using)\b|\b(?:e\.g\."
+                       r"|such\s+as|for\s+(?:example|instance)|including)\s)"
+                       r"[^.?!;)]*?(?=,\s*(?:and|which|or)\b|[.?!;)]|$)\)?", re.IGNORECASE)
 
 
 def without_examples(question: str) -> str:
