@@ -576,8 +576,8 @@ def test_how_many_is_answered_by_one_in_words() -> None:
 @pytest.mark.parametrize(("question", "sentence", "kept"), [
     # the question's figure of speech, repeated, frames what the source does say
     ("What price do value-decomposition methods pay for their stability?",
-     "Value-decomposition methods pay a price for their stability by assuming restrictive "
-     "unimodal policies [1].", True),
+     ("Value-decomposition methods pay a price for their stability by assuming restrictive "
+      "unimodal policies [1]."), True),
     ("what is the training recipe actually enforcing?",
      "The training recipe actually enforces policy divergence minimization [1].", True),
     # what was asked for, which the source never speaks of, is still not said by it

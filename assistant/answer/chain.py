@@ -110,9 +110,9 @@ def generate(
         several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
         known=known,
     ))
-    if judge is not None and identifies(question):
-        if (yield from reply.judged(judge, judged_only)):
-            return
+    if judge is not None and identifies(question) and (yield from reply.judged(judge,
+                                                                          judged_only)):
+        return
     messages = [
         SystemMessage(load_prompt("system").format()),
         HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),

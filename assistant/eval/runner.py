@@ -1,8 +1,9 @@
 """Evaluation: run the question set through the assistant and the baseline, score both.
 
 ``run_eval`` is the library entry point; ``assistant eval`` calls it through
-``scorecard.run_eval_command`` (which prints the table and applies the ``--min``/``--max`` gates). The metrics are
-defined in ``assistant.eval.metrics`` and stated in ``docs/quality.md``.
+``scorecard.run_eval_command`` (which prints the table and applies the ``--min``/``--max``
+gates). The metrics are defined in ``assistant.eval.metrics`` and stated in
+``docs/quality.md``.
 """
 
 from __future__ import annotations
