@@ -204,7 +204,7 @@ class Assistant:
         started = time.perf_counter()
         warnings: list[str] = []
         with model_errors(self.settings):
-            standalone, sources = self._read(question, history, k, flt, warnings)
+            standalone, sources, shown = self._read(question, history, k, flt, warnings)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
@@ -223,13 +223,14 @@ class Assistant:
                 judge=self.judge if fitted.judge > 0 else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
-                retrieve_seconds=retrieved,
+                retrieve_seconds=retrieved, shown=shown,
             )
 
     def _read(self, question: str, history: History | None, k: int | None, flt: Filter,
-              warnings: list[str]) -> tuple[str, list[Source]]:
-        """(the question as it is searched for and answered, the papers found for it); what
-        was read differently from what was typed is added to ``warnings``."""
+              warnings: list[str]) -> tuple[str, list[Source], str | None]:
+        """(the question as it is searched for and checked, the papers found for it, the
+        question as the model is shown it when that differs: with what it says to leave
+        out); what was read differently from what was typed is added to ``warnings``."""
         from assistant.answer.evidence import respelled
         from assistant.ingest.tokens import truncate
         from assistant.text.sentences import without_instructions, without_style
@@ -261,7 +262,7 @@ class Assistant:
         if fixes:
             warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
             standalone, sources = respelt, self._find(respelt, k, flt, excluded)
-        return standalone, sources
+        return standalone, sources, plain if excluded else None
 
     @property
     def judge(self) -> Judge | None:

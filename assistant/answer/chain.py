@@ -90,8 +90,11 @@ def generate(
     warnings: Sequence[str] = (),
     started: float | None = None,
     retrieve_seconds: float = 0.0,
+    shown: str | None = None,
 ) -> Iterator[str | Answer]:
-    """Stream checked sentences of the answer as they complete, then the final Answer."""
+    """Stream checked sentences of the answer as they complete, then the final Answer;
+    ``shown``: the question as the model reads it, when not ``question`` (which is what is
+    checked): with what it says to leave out."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
     if embed_many is not None:  # the excerpts and the quote read the same sentences
@@ -116,7 +119,7 @@ def generate(
     messages = [
         SystemMessage(load_prompt("system").format()),
         HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),
-                                                  question=question)),
+                                                  question=shown or question)),
     ]
     writer = Writer(reply.checker, reply.render, reply.dropped)
     yield from writer.stream(llm, messages, reply.started)
