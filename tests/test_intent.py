@@ -43,6 +43,9 @@ KINDS = [
     ("Name a dataset that SSD-GS is evaluated on.", "fact"),  # its paper is named
     ("Name the reward DrPose maximizes.", "fact"),
     ("how many purification methods does the distillation paper propose?", "fact"),
+    # asked of one paper, by its name, however many things it asks for
+    ("According to the HAQO paper, what price do trust-region methods pay?", "fact"),
+    ("In the GlowQ paper, which methods are compared?", "fact"),
     ("How many papers propose variants of GRPO?", "list"),  # it counts papers
     ("Does Agentic Predictor beat state-of-the-art methods on utility too?", "fact"),
     ("Can it beat other methods? (follow-up to: What is GlowQ?)", "fact"),

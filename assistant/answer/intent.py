@@ -210,6 +210,9 @@ def _asks_for_other(own: str) -> bool:
 # plural nouns follow.
 _COUNT_OR_ABOUT = re.compile(
     rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{_PAPER}\b))"
+    # "According to the HAQO paper, what price do … methods pay …?": asked of one paper
+    r"|^\W*(?i:(?:according\s+to|in|from)\s+(?:the|this|that)\s+(?:[\w\-]+\s+){0,6}?"
+    r"(?:paper|abstract|work|study)\s*[,:])"
     rf"|^\W*(?i:{_AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
     rf"(?!.*\b(?i:{_PAPER})\b)")
 
