@@ -158,10 +158,11 @@ class Assistant:
         found = self.retriever.retrieve(question, k + len(excluded), where=flt)
         if flt and not found:
             raise _no_match(flt)
-        found = [s for s in found if not any(
-            mentions(normalise(" ".join([s.title, *paper_names(s)])), normalise(x))
-            for x in excluded)][:k]
-        return score_sources(question, found, self.retriever.rarity)
+        left_out = [normalise(x) for x in excluded]
+        if left_out:
+            names = {s.paper_id: normalise(" ".join([s.title, *paper_names(s)])) for s in found}
+            found = [s for s in found if not any(mentions(names[s.paper_id], x) for x in left_out)]
+        return score_sources(question, found[:k], self.retriever.rarity)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None,
             where: Where = None) -> Answer:

@@ -248,7 +248,11 @@ _STYLE = re.compile(
 def without_style(question: str) -> str:
     """``question`` without requests about the answer's style ("Explain HAQO like I'm
     five." -> "Explain HAQO.")."""
-    text = _STYLE.sub(" ", question)
+    return _tidied(_STYLE.sub(" ", question))
+
+
+def _tidied(text: str) -> str:
+    """``text`` with a part cut out: single spaces, none before punctuation."""
     return re.sub(r"\s+([?.!,])", r"\1", " ".join(text.split())).strip()
 
 
@@ -291,8 +295,7 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
                 left.append(part.strip())
         return " "
     rest = _EXCLUDES.sub(cut, question)
-    rest = re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", " ".join(rest.split()))
-    rest = re.sub(r"\s+([?.!,])", r"\1", rest).strip().lstrip(".?!, ")
+    rest = _tidied(re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", rest)).lstrip(".?!, ")
     if (broken or not left or not re.search(r"[A-Za-z]", rest)
             or any(len(t.split()) > 4 or _NOT_A_THING.match(t) for t in left)
             or re.search(r"\b(?:for|of|on|in|with|to|by|from|about|that|the|an?|and|or)\W*$",
@@ -311,4 +314,4 @@ _EXAMPLES = re.compile(r"[,(]?\s*(?:,\s*whether\s+(?:through|via|by|with|using)\
 def without_examples(question: str) -> str:
     """``question`` without the examples it gives ("Which papers train LLMs, e.g. with RL
     or adapters?" -> "Which papers train LLMs?")."""
-    return re.sub(r"\s+([?.!,])", r"\1", " ".join(_EXAMPLES.sub(" ", question).split()))
+    return _tidied(_EXAMPLES.sub(" ", question))
