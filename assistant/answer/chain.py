@@ -13,6 +13,7 @@ from assistant.answer.citations import CitationChecker, Evidence, Verdict
 from assistant.answer.evidence import (
     AnswerConfig,
     asked_about,
+    called,
     covered,
     focus,
     format_sources,
@@ -123,6 +124,9 @@ def generate(
     ]
     writer = Writer(reply.checker, reply.render, reply.dropped)
     yield from writer.stream(llm, messages, reply.started)
+    each = called(question, evidence)
+    if not writer.kept and not writer.refused and len(each) > 1:
+        writer = yield from reply.one_by_one(llm, shown or question, each, writer.usage)
     if writer.refused or not writer.kept:
         yield from reply.instead(writer)
         return
@@ -167,6 +171,27 @@ class _Reply:
         elif decided:
             yield from self.abstain()
         return item is not None or decided
+
+    def one_by_one(self, llm: BaseChatModel, asked: str, each: Sequence[Evidence],
+                   usage: Usage) -> Generator[str, None, Writer]:
+        """A comparison whose every sentence was dropped (the model said of both papers what
+        one of them does: "Both Value Matching and MindPilot use EEG signals"): each paper it
+        names is asked about alone, shown only its own source, and checked as before."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        assert self.checker is not None and self.render is not None
+        writer = Writer(self.checker, self.render, self.dropped)
+        for item in each:
+            writer.next_part()
+            text = load_prompt("answer_each").format(
+                sources=format_sources([item]), question=asked,
+                paper=self.checker.short_label(item), number=str(item.number))
+            yield from writer.stream(llm, [SystemMessage(load_prompt("system").format()),
+                                           HumanMessage(text)], self.started)
+            usage = Usage(usage.prompt_tokens + writer.usage.prompt_tokens,
+                          usage.completion_tokens + writer.usage.completion_tokens)
+        writer.refused, writer.usage = False, usage
+        return writer
 
     def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:
         render = None if abstained else self.render

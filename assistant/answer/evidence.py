@@ -3,19 +3,16 @@ names, and the passages that fit the token budget."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from assistant import resources
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
+from assistant.answer.support import called_by_name, everyday, paper_names
 from assistant.config import AnswerSettings
 from assistant.ingest.tokens import count_tokens, truncate
-from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
     key_terms,
     mentions,
@@ -65,23 +62,20 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
         return True
     # "qflex - what's it short for?": a paper's own name, typed in lower case, unless the
     # name is an everyday word too ("Is it safer to fly?" is not about SAFER)
-    words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower())) - _everyday()
+    words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower())) - everyday()
     return any(name.lower() in words for s in sources for name in paper_names(s))
 
 
-@lru_cache(maxsize=1)
-def _everyday() -> frozenset[str]:
-    """Everyday English words: the whole words of the embedding model's 30,000-piece
-    vocabulary ("safer", "diverse", "pea"; not "qflex" or "glowq")."""
-    data = json.loads(resources.package_data("minilm-tokenizer.json").read_text("utf-8"))
-    return frozenset(w for w in data["model"]["vocab"] if w.isalpha())
-
-
-def paper_names(source: Source) -> list[str]:
-    """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
-    gives its method ("we propose Qflex, …")."""
-    own = introduced_name(source.text, source.title)
-    return short_names(source.title) + ([own] if own else [])
+def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The shown papers the question calls by their own names (``support.called_by_name``),
+    when between them they hold every name it gives: none for "How does DIVERSE compare with
+    GlowQ on the HUMAINE leaderboard?" (an answer about each would leave HUMAINE out)."""
+    ids = {s.paper_id for s in called_by_name(question, [e.source for e in evidence])}
+    found = [e for e in evidence if e.source.paper_id in ids]
+    texts = [normalise(f"{e.source.title} {e.source.text}") for e in found]
+    if not all(any(mentions(t, n) for t in texts) for n in question_names(question)):
+        return []
+    return found
 
 
 def _holds(source: Source, names: set[str]) -> bool:
@@ -105,8 +99,8 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     other retrieved paper contains every name of the question, the others are only noise
     for a small model, and tokens it must read before its first word.
     """
-    if asks_for_several(question):
-        return None
+    if asks_for_several(question) or len(called_by_name(question, sources)) > 1:
+        return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:
         return None

@@ -13,6 +13,8 @@ from assistant.errors import ConfigurationError
 VARIABLES: dict[str, frozenset[str]] = {
     "system": frozenset(),
     "answer": frozenset({"sources", "question"}),
+    # a comparison answered one paper at a time, when the whole answer was dropped
+    "answer_each": frozenset({"sources", "question", "paper", "number"}),
     "rewrite": frozenset({"history", "question"}),
     "baseline": frozenset({"context", "question"}),  # the evaluation's tutorial pipeline
     "judge": frozenset({"title", "abstract", "question"}),  # does this paper answer it?

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
+from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import mentions, misspelt, normalise, question_names
 from assistant.text.stems import stem, terms
 from assistant.types import Source
@@ -107,6 +108,32 @@ def named(question: str, source: Source) -> bool:
     return bool(names) and all(_holds(source, n) for n in names)
 
 
+@lru_cache(maxsize=1)
+def everyday() -> frozenset[str]:
+    """Everyday English words: the whole words of the embedding model's 30,000-piece
+    vocabulary ("safer", "diverse", "pea"; not "qflex" or "glowq")."""
+    data = json.loads(resources.package_data("minilm-tokenizer.json").read_text("utf-8"))
+    return frozenset(w for w in data["model"]["vocab"] if w.isalpha())
+
+
+def paper_names(source: Source) -> list[str]:
+    """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
+    gives its method ("we propose Qflex, …")."""
+    own = introduced_name(source.text, source.title)
+    return short_names(source.title) + ([own] if own else [])
+
+
+def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:
+    """The papers the question calls by their own names ("PEA vs DIVERSE: …", "what do
+    value matching and MindPilot have in common?"); a name that is an everyday word too
+    ("diverse", "safer") only as the paper writes it."""
+    said = normalise(question)
+    return [s for s in sources if any(
+        mentions(said, normalise(n)) if n.lower() not in everyday() else
+        re.search(rf"(?<![\\w-]){re.escape(n)}(?![\\w-])", question)
+        for n in paper_names(s))]
+
+
 def named_each(question: str, sources: Sequence[Source]) -> set[str]:
     """The papers a question names one each ("What's the difference between GlowQ and
     RaLoRA?"): every name it gives is held by exactly one of ``sources``, and more than one
@@ -114,9 +141,12 @@ def named_each(question: str, sources: Sequence[Source]) -> set[str]:
     or by several (a word, not a paper's name)."""
     names = strong_names(question)
     holders = [{s.paper_id for s in sources if _holds(s, n)} for n in sorted(names)]
-    if len(names) < 2 or any(len(h) != 1 for h in holders):
+    if not all(holders):
         return set()
-    papers = set().union(*holders)
+    papers = set().union(*holders) if len(names) > 1 and all(len(h) == 1 for h in holders) \
+        else set()
+    if len(papers) < 2:  # "Value Matching", "DIVERSE": names that are words, the paper's own
+        papers = {s.paper_id for s in called_by_name(question, sources)}
     return papers if len(papers) > 1 else set()
 
 
@@ -133,11 +163,12 @@ def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[st
     model = model or calibration()
     scored = [model.score(features(question, source, rarity)) for source in sources]
     each = named_each(question, sources)
-    top = max(scored, default=0.0)
+    # beside the best paper as its support is kept (to 4 places): rounded up, not away
+    beside = math.ceil(model.relative * round(max(scored, default=0.0), 4) * 1e4) / 1e4
     out = []
     for source, support in zip(sources, scored, strict=True):
         if source.paper_id in each:
-            support = max(support, model.threshold, model.relative * top)
+            support = max(support, model.threshold, beside)
         elif named(question, source):
             support = max(support, model.threshold)
         out.append(replace(source, support=round(support, 4)))

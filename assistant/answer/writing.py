@@ -76,6 +76,12 @@ class Writer:
         self._seen: set[tuple[str, tuple[int, ...]]] = set()  # sentences kept, with their sources
         self._written: set[str] = set()  # every sentence the model wrote, kept or not
 
+    def next_part(self) -> None:
+        """Write on for another prompt (a comparison answered one paper at a time): the
+        next part starts a new line, and a refusal or loop in one part does not end it."""
+        self.refused = self.looping = False
+        self._line_has_text = False
+
     def stream(self, llm: BaseChatModel, messages: list[BaseMessage],
                started: float) -> Iterator[str]:
         """Stream the model's answer and yield each sentence the checks keep, as shown."""
