@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from assistant.answer.chain import ABSTAIN_TEXT
 from assistant.answer.judge import build_judge, prompt
 from assistant.answer.quotes import LEAD as QUOTE_LEAD
+from assistant.answer.quotes import workings
 from assistant.answer.support import calibration
 from assistant.api import Assistant
 from assistant.config import Settings
@@ -74,6 +75,27 @@ def test_an_accepted_paper_is_the_answer_with_its_own_sentence(bundled_home, min
     # streamed as it is returned
     response = assistant.stream(WHICH)
     assert "".join(response) == answer.text == response.answer.text
+
+
+def test_an_accepted_paper_is_said_with_how_its_method_works(bundled_home, minilm) -> None:
+    """Under "which paper …?", besides the sentence that proposes the method and one close to
+    the question, the abstract's next sentence naming the method: how it works ("DIVERSE
+    augments a pretrained model with FiLM layers and uses CMA-ES …")."""
+    assistant, _ = make(bundled_home, minilm, 0.99)
+    answer = assistant.ask("Find me a paper on exploring the Rashomon set of neural networks.")
+    assert answer.citations[0].title.startswith("DIVERSE")
+    abstract = assistant.store.abstract(answer.citations[0].paper_id)
+    how = next(s for s in abstract.split(". ") if s.startswith("DIVERSE augments"))
+    assert how in answer.text.partition("\n" + QUOTE_LEAD)[2]
+
+
+def test_how_a_method_works_is_its_second_naming_sentence() -> None:
+    text = ("Models differ. We propose Qflex, a method. During training, Qflex traverses "
+            "actions along a flow. Qflex also controls a body.")
+    assert workings(text, ["Qflex"], "") == "During training, Qflex traverses actions along a flow."
+    assert workings(text, ["Qflex"], "Qflex traverses actions along a flow during training") is None
+    assert workings("We propose Qflex. It works well.", ["Qflex"], "") is None
+    assert workings(text, [], "") is None
 
 
 def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None:

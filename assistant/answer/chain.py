@@ -30,7 +30,7 @@ from assistant.answer.intent import (
     identifies,
 )
 from assistant.answer.prompts import load_prompt
-from assistant.answer.quotes import closest_sentences, quoted, unsaid
+from assistant.answer.quotes import each_paper, quote_under
 from assistant.answer.support import backing as supporting
 from assistant.answer.support import named_each
 from assistant.answer.writing import UNNAMED, Render, Writer
@@ -209,19 +209,20 @@ class _Reply:
         yield ABSTAIN_TEXT
         yield self.finish(ABSTAIN_TEXT, True, first, usage)
 
-    def quoted_under(self, said: str, rare: bool = False) -> Generator[str, None, str]:
+    def quoted_under(self, said: str, rare: bool = False,
+                     how: bool = False) -> Generator[str, None, str]:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
         checker, render, config = self.checker, self.render, self.config
         assert checker is not None and render is not None
-        quote = (_each_paper(checker, render, said, config) if asks_for_several(self.question)
-                 else _quote(self.question, render, said, self.abstract, self.embed_many, config,
-                             rare))
+        quote = (each_paper(checker, render, said, config) if asks_for_several(self.question)
+                 else quote_under(self.question, render, said, self.abstract, self.embed_many,
+                                  config, rare, how))
         # "Compare SAFER and RS-GRPO.": a paper the question names that the answer left out
         left_out = [e.number for e in self.evidence
                     if e.source.paper_id in self.named and e.number not in render.display]
         if left_out:
             quote = "\n".join(filter(None, [
-                quote, _each_paper(checker, render, said, config, left_out)]))
+                quote, each_paper(checker, render, said, config, left_out)]))
         if quote:
             yield "\n" + quote
         return said + ("\n" + quote if quote else "")
@@ -233,7 +234,7 @@ class _Reply:
         piece = self.render.sentence(replace(self.checker.pointer([item], lead), pointer=False))
         first = first if first is not None else round(time.perf_counter() - self.started, 3)
         yield piece
-        text = yield from self.quoted_under(piece)
+        text = yield from self.quoted_under(piece, how=True)
         yield self.finish(text, False, first, usage)
 
     def the_abstract(self, item: Evidence, first: float | None,
@@ -339,46 +340,6 @@ def _remembered(embed_many: EmbedMany) -> EmbedMany:
             seen.update(zip(new, embed_many(new), strict=True))
         return [seen[t] for t in texts]
     return embed
-
-
-def _quote(question: str, render: Render, answer: str,
-           abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
-           config: AnswerConfig, rare: bool = False) -> str:
-    """The first cited paper's sentences closest to the question, quoted and cited under an
-    answer (under a which-paper answer too: its quote says what the paper proposes, these what
-    the question asked about)."""
-    if not config.quote_sentences or embed_many is None or not render.display:
-        return ""
-    number = min(render.display, key=render.display.__getitem__)
-    item = render.evidence[number]
-    text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
-    sentences = closest_sentences(question, text, answer, embed_many, config.quote_sentences,
-                                  rare)
-    if not sentences:
-        return ""
-    return render.sentence(Verdict(quoted(sentences), (number,), (item.passages[0],)))
-
-
-def _each_paper(checker: CitationChecker, render: Render, answer: str,
-                config: AnswerConfig, numbers: Sequence[int] | None = None) -> str:
-    """Under a list of papers, a line for each (or for the papers ``numbers``: those a
-    comparison names and the answer left out): its short name and what it does in its
-    abstract's words (``CitationChecker.claim``: the sentence saying what it proposes, and the
-    one sharing most of the question's words), leaving out what the answer already says. A
-    title says which paper; this says why it is on the list."""
-    if not config.quote_sentences:
-        return ""
-    lines = []
-    if numbers is None:  # every cited paper, in the order cited
-        numbers = sorted(render.display, key=render.display.__getitem__)
-    for number in numbers:
-        item = render.evidence[number]
-        passage, sentences = checker.claim(item)
-        fresh = unsaid(sentences, answer)
-        if fresh:
-            said = f"{checker.short_label(item)}: " + " … ".join(f'"{s}"' for s in fresh)
-            lines.append(render.sentence(Verdict(said, (number,), (passage,))))
-    return "\n".join(lines)
 
 
 _MARKS = re.compile(r"\s*\[\d+(?:\]\s*\[\d+)*\]")

@@ -8,11 +8,18 @@ words), those the answer already says are skipped, and they keep the abstract's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
+from assistant.answer.citations import CitationChecker, Verdict
 from assistant.answer.excerpts import EmbedMany, relevance
-from assistant.text.sentences import split_sentences, without_instructions
+from assistant.answer.support import paper_names
+from assistant.text.sentences import mentions, normalise, split_sentences, without_instructions
 from assistant.text.stems import terms
+
+if TYPE_CHECKING:
+    from assistant.answer.evidence import AnswerConfig
+    from assistant.answer.writing import Render
 
 LEAD = "From the abstract: "
 _SAID = 0.8  # a sentence with this share of its words already in the answer is not quoted
@@ -43,6 +50,17 @@ def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMa
     return tuple(fresh[i] for i in sorted(ranked[:count]))
 
 
+def workings(text: str, names: Sequence[str], answer: str) -> str | None:
+    """How the paper's method works, in its abstract's words: the first sentence after the
+    one that names the method ("We propose DIVERSE, …") to name it again ("DIVERSE augments a
+    pretrained model with FiLM layers and uses CMA-ES …"), unless ``answer`` says it already.
+    None when the abstract names it once or never."""
+    flat = [normalise(n) for n in names]
+    naming = [s for s in split_sentences(without_instructions(text))
+              if any(mentions(normalise(s), n) for n in flat)]
+    return next(iter(unsaid(naming[1:2], answer)), None)
+
+
 def unsaid(sentences: Sequence[str], answer: str) -> list[str]:
     """``sentences`` (once each, stripped) that ``answer`` does not already say, and that are
     not orders planted in the text."""
@@ -59,3 +77,47 @@ def _share(sentence: str, said: set[str]) -> float:
 def quoted(sentences: Sequence[str]) -> str:
     """The line under the answer: 'From the abstract: "…" … "…"'."""
     return LEAD + " … ".join(f'"{s}"' for s in sentences)
+
+
+def quote_under(question: str, render: Render, answer: str,
+           abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
+           config: AnswerConfig, rare: bool = False, how: bool = False) -> str:
+    """The first cited paper's sentences closest to the question, quoted and cited under an
+    answer (under a which-paper answer too: its quote says what the paper proposes, these what
+    the question asked about; ``how``: the last of them is how its method works, when the
+    abstract names the method again after proposing it)."""
+    if not config.quote_sentences or embed_many is None or not render.display:
+        return ""
+    number = min(render.display, key=render.display.__getitem__)
+    item = render.evidence[number]
+    text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
+    works = workings(text, paper_names(item.source), answer) if how else None
+    sentences = closest_sentences(question, text, f"{answer} {works or ''}", embed_many,
+                                  config.quote_sentences - (works is not None), rare)
+    if works:  # in the abstract's order
+        sentences = tuple(sorted([*sentences, works], key=text.find))
+    if not sentences:
+        return ""
+    return render.sentence(Verdict(quoted(sentences), (number,), (item.passages[0],)))
+
+
+def each_paper(checker: CitationChecker, render: Render, answer: str,
+                config: AnswerConfig, numbers: Sequence[int] | None = None) -> str:
+    """Under a list of papers, a line for each (or for the papers ``numbers``: those a
+    comparison names and the answer left out): its short name and what it does in its
+    abstract's words (``CitationChecker.claim``: the sentence saying what it proposes, and the
+    one sharing most of the question's words), leaving out what the answer already says. A
+    title says which paper; this says why it is on the list."""
+    if not config.quote_sentences:
+        return ""
+    lines = []
+    if numbers is None:  # every cited paper, in the order cited
+        numbers = sorted(render.display, key=render.display.__getitem__)
+    for number in numbers:
+        item = render.evidence[number]
+        passage, sentences = checker.claim(item)
+        fresh = unsaid(sentences, answer)
+        if fresh:
+            said = f"{checker.short_label(item)}: " + " … ".join(f'"{s}"' for s in fresh)
+            lines.append(render.sentence(Verdict(said, (number,), (passage,))))
+    return "\n".join(lines)
