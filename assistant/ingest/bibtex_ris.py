@@ -96,13 +96,14 @@ def read_ris(path: Path) -> Iterator[Item]:
     for r in records:
         urls = r.get("urls") or []
         ids = ids_in(*urls, r.get("notes"))
+        names = clean_texts(r.get("authors") or r.get("first_authors"))
         yield reference_or_skip(
             path, r.get("start_line"), first_text(r.get("title"), r.get("primary_title")),
             first_text(r.get("abstract"), r.get("notes_abstract")),
-            authors=tuple(person_name(a) for a in clean_texts(r.get("authors") or r.get("first_authors"))),
+            authors=tuple(map(person_name, names)),
             year=year_of(r.get("year") or r.get("publication_year") or r.get("date")),
             venue=first_text(r.get("secondary_title"), r.get("journal_name"),
-                         r.get("alternate_title3")),
+                             r.get("alternate_title3")),
             keywords=clean_texts(r.get("keywords")), doi=first_text(r.get("doi")),
             url=first_text(*urls), key=first_text(r.get("id")),
             entry_type=first_text(r.get("type_of_reference")), **ids,

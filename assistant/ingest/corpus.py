@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -21,6 +20,7 @@ from assistant.ingest.formats import (
     detect_format,
     iter_references,
 )
+from assistant.ingest.json_formats import json_lines
 from assistant.ingest.reference import read_file_text
 from assistant.ingest.titles import derive_title, match_sidecar
 from assistant.text.sentences import without_instructions
@@ -29,8 +29,10 @@ CORPUS_SUFFIXES = {".txt", ".jsonl", ".csv", ".bib", ".ris", ".json"}
 _KINDS = ".txt, .jsonl, .csv, .bib, .ris or .json"
 SIDECAR_SUFFIXES = {".tsv"}
 _LIST_FIELDS = ("authors", "keywords")
-_TEXT_FIELDS = ("title", "id", "arxiv_id", "openreview_id", "url", "venue", "year", "doi",
-                "citation_key", "raw_bibtex")
+# Paper's optional text fields, None when a file gives none
+_OPTIONAL_FIELDS = ("arxiv_id", "openreview_id", "url", "venue", "doi", "citation_key",
+                    "raw_bibtex")
+_TEXT_FIELDS = ("title", "id", "year", *_OPTIONAL_FIELDS)
 # A collection header that names a venue and year ("ICLR 2026 Papers"): the venue is the
 # header up to the year
 _VENUE_YEAR = re.compile(r"^(.*?\b((?:19|20)\d\d))\b")
@@ -171,17 +173,7 @@ def _record_from_fields(row: dict[str, object], path: Path, line: int) -> _Recor
 def read_jsonl(path: Path) -> list[_Record]:
     """One JSON object per line with an ``abstract`` and optional metadata fields."""
     records = []
-    # JSON Lines are "\n"-separated: str.splitlines() would also cut at U+2028 and the
-    # like, which JSON strings may hold unescaped
-    for number, line in enumerate(read_file_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from exc
+    for number, row in json_lines(path, read_file_text(path).split("\n")):
         if not isinstance(row, dict):
             raise InputFileError(f"{path}:{number}: expected a JSON object with an 'abstract'")
         records.append(_record_from_fields(row, path, number))
@@ -341,6 +333,7 @@ def _papers(records: list[_Record], rows: list[dict[str, str]]) -> list[Paper]:
         if not abstract:
             raise InputFileError(f"{record.source}: the abstract holds only control characters")
         title = normalize(meta.get("title", ""))
+        position = record.ordinal or record.source.rsplit(":", 1)[-1]
         paper = Paper(
             id=paper_id(abstract),
             abstract=abstract,
@@ -349,17 +342,11 @@ def _papers(records: list[_Record], rows: list[dict[str, str]]) -> list[Paper]:
             title_derived=not title,
             collection=record.collection,
             source=record.source,
-            arxiv_id=meta.get("arxiv_id") or None,
-            openreview_id=meta.get("openreview_id") or None,
-            url=meta.get("url") or None,
             authors=record.lists.get("authors", ()),
             keywords=record.lists.get("keywords", ()),
             year=int(meta["year"]) if str(meta.get("year", "")).isdigit() else None,
-            venue=meta.get("venue") or None,
-            doi=meta.get("doi") or None,
-            citation_key=meta.get("citation_key") or None,
-            raw_bibtex=meta.get("raw_bibtex") or None,
-            slot=meta.get("id") or f"{record.file}#{record.ordinal or record.source.rsplit(':', 1)[-1]}",
+            slot=meta.get("id") or f"{record.file}#{position}",
+            **{k: meta.get(k) or None for k in _OPTIONAL_FIELDS},
         )
         previous = papers.get(paper.id)
         if previous is None or (previous.title_derived and not paper.title_derived):

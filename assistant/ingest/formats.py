@@ -65,8 +65,6 @@ class Summary:
                 "skipped": dict(self.skipped), "limited": self.limited}
 
 
-
-
 def iter_references(path: Path, summary: Summary | None = None, *, fmt: str | None = None,
                     limit: int | None = None,
                     keep: Callable[[Reference], bool] | None = None) -> Iterator[Reference]:
@@ -135,7 +133,6 @@ def sniff(record: object) -> str | None:
     ):
         return "csl-json"
     return None
-
 
 
 _READERS: dict[str, Callable[[Path], Iterator[Item]]] = {

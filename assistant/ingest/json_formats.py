@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def json_records(path: Path) -> Iterator[tuple[int, object]]:
                 except json.JSONDecodeError:  # one pretty-printed object, not JSON Lines
                     head = "["
                 else:
-                    yield from _json_lines(path, stream, first)
+                    yield from json_lines(path, chain([first], stream))
                     return
     except (OSError, UnicodeDecodeError) as exc:
         read_file_text(path)  # raises the error naming the file (and the line)
@@ -60,10 +61,10 @@ def json_records(path: Path) -> Iterator[tuple[int, object]]:
         raise InputFileError(f"{path}:1: expected a JSON array or one JSON object per line")
 
 
-def _json_lines(path: Path, stream: Any, first: str) -> Iterator[tuple[int, object]]:
-    # "\n"-separated; str.splitlines would also cut at U+2028, which JSON strings may hold
-    number, line = 1, first
-    while line:
+def json_lines(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, object]]:
+    """``(line, record)`` of JSON Lines, ``lines`` cut at line feeds only (str.splitlines
+    would also cut at U+2028, which JSON strings may hold)."""
+    for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 yield number, json.loads(line)
@@ -71,7 +72,6 @@ def _json_lines(path: Path, stream: Any, first: str) -> Iterator[tuple[int, obje
                 raise InputFileError(
                     f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})"
                 ) from exc
-        number, line = number + 1, stream.readline()
 
 
 def _json_array(path: Path, text: str) -> Iterator[tuple[int, object]]:
@@ -113,7 +113,8 @@ def _csl(path: Path, line: int, r: dict) -> Item:
         year=year_of(year or (r.get("issued") or {}).get("raw")),
         venue=first_text(r.get("container-title"), r.get("event-title")),
         keywords=clean_texts(r.get("keyword")), doi=first_text(r.get("DOI")), url=url,
-        key=first_text(r.get("citation-key"), _key_like(r.get("id"))), entry_type=first_text(r.get("type")),
+        key=first_text(r.get("citation-key"), _key_like(r.get("id"))),
+        entry_type=first_text(r.get("type")),
         **ids_in(url, r.get("note"), r.get("number")),
     )
 

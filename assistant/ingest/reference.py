@@ -109,11 +109,11 @@ def read_file_text(path: Path) -> str:
 
 
 def reference_or_skip(path: Path, line: int | None, title: object, abstract: object,
-               **fields: Any) -> Item:
+                      **fields: Any) -> Item:
     abstract = clean_text(abstract)
     if not abstract:
         return NO_ABSTRACT
-    return Reference(title=clean_text(title), abstract=abstract, file=path.name, line=line, **fields)
+    return Reference(clean_text(title), abstract, file=path.name, line=line, **fields)
 
 
 def ids_in(*texts: object) -> dict[str, str]:
