@@ -27,16 +27,12 @@ _CONTRIBUTION = re.compile(
 _LEADING = re.compile(r"^(?:(?:a|an|the|novel|new|simple|general|first)\s+)+", re.IGNORECASE)
 
 
-def _stem(word: str) -> str:
-    return word.lower()[:5]
-
-
 def _content_words(text: str) -> set[str]:
     words = set()
     for word in _WORD.findall(text):
         for part in {word, *word.split("-")}:
             if part.lower() not in _STOP and len(part) > 2:
-                words.add(_stem(part))
+                words.add(part.lower()[:5])  # a crude stem
     return words
 
 

@@ -12,6 +12,7 @@ filtered while it is read); the store writes :func:`chroma_metadata` and retriev
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,8 @@ FIELDS = {"year": "year", "venue": "venue", "title": "title", "author": "authors
 ALIASES = {"authors": "author", "keywords": "keyword"}
 OPERATORS = ("=", "!=", ">", ">=", "<", "<=", "~")
 LIST_KEYS = {"authors", "keywords"}
+_COMPARE = {"=": operator.eq, "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+            "<": operator.lt, "<=": operator.le}
 _CHROMA_OPS = {"=": "$eq", "!=": "$ne", ">": "$gt", ">=": "$gte", "<": "$lt", "<=": "$lte"}
 _EXPRESSION = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|<=|!=|=|>|<|~)\s*(.*?)\s*$", re.DOTALL)
 _HELP = (f"fields: {', '.join(FIELDS)}; operators: {' '.join(OPERATORS)} "
@@ -56,7 +59,7 @@ class Condition:
             year = _as_year(found)
             if year is None:
                 return self.op == "!="
-            return _compare(year, self.op, self.value)
+            return _COMPARE[self.op](year, int(self.value))
         values = [str(v) for v in found] if isinstance(found, list | tuple) else (
             [] if found in (None, "") else [str(found)])
         if self.op == "~":
@@ -94,13 +97,9 @@ class Filter:
     def chroma_where(self) -> dict[str, Any] | None:
         """The Chroma metadata ``where`` for the conditions Chroma can express, or ``None``.
 
-        Year comparisons, exact ``=``/``!=`` on venue and title, and exact ``=``/``!=`` on an
-        author or keyword (``$contains``/``$not_contains`` on the list metadata, which Chroma
-        1.x stores) go to Chroma. ``~`` is applied afterwards, in Python, with
-        :meth:`matches`: Chroma's metadata filters have no case-insensitive substring match
-        (its ``$contains`` on a metadata field is list membership, exact and case-sensitive;
-        substring search exists only for the document text). Apply :meth:`matches` to what
-        Chroma returns in any case; it agrees with this clause on everything Chroma decides.
+        ``~`` is left out: Chroma's metadata filters have no case-insensitive substring match
+        (``$contains`` on a list is exact membership). Apply :meth:`matches` to what Chroma
+        returns in any case; it agrees with this clause on everything Chroma decides.
         """
         clauses = [w for w in (c.chroma() for c in self.conditions) if w is not None]
         if not clauses:
@@ -181,8 +180,3 @@ def _as_year(value: object) -> int | None:
     except (TypeError, ValueError):
         return None
 
-
-def _compare(left: int, op: str, right: str | int) -> bool:
-    right = int(right)
-    return {"=": left == right, "!=": left != right, ">": left > right, ">=": left >= right,
-            "<": left < right, "<=": left <= right}[op]
