@@ -136,21 +136,14 @@ class MiniLMEmbeddings(Embeddings):
         return self.embed_documents([text])[0]
 
 
-# A call to the model costs about as much as this many word pieces more, and a piece costs
-# more in a wider batch (attention grows with the width):
-# a batch of n texts padded to w pieces costs about _CALL + n * w * (1 + w / 256), 256 being
-# the model's longest input (MINILM_MAX_PIECES).
+# What a call to the model costs besides its texts, in word pieces
 _CALL = 30
 
 
 def batches(lengths: list[int], most: int) -> list[slice]:
     """The cheapest cut of texts sorted by length (``lengths``, ascending) into batches of at
-    most ``most``, each padded to its longest text.
-
-    Thirty sentences of 12 to 64 pieces and one of 183 in one batch of 32 would run 31 x 183
-    pieces, four times their own; the 183 runs alone instead. Texts of like length still go
-    ``most`` at a time.
-    """
+    most ``most``, each padded to its longest text: one long text among short ones runs alone
+    rather than pad them all to its length."""
     if most < 1:
         raise ValueError(f"a batch holds at least one text, not {most}")
     n = len(lengths)
@@ -158,7 +151,7 @@ def batches(lengths: list[int], most: int) -> list[slice]:
     start = [0] * (n + 1)
     for end in range(1, n + 1):
         width = lengths[end - 1]
-        per_text = width * (1 + width / MINILM_MAX_PIECES)
+        per_text = width * (1 + width / MINILM_MAX_PIECES)  # attention grows with the width
         for first in range(max(0, end - most), end):
             cost = best[first] + _CALL + (end - first) * per_text
             if cost < best[end]:
@@ -186,11 +179,9 @@ def build_embeddings(settings: Settings) -> Embeddings:
             "model": spec.split(":", 1)[1],
             "timeout": settings.models.timeout,
             "max_retries": settings.models.max_retries,
+            # many local servers accept any key
+            "api_key": settings.models.openai_api_key or "not-needed",
         }
-        if settings.models.openai_api_key:
-            kwargs["api_key"] = settings.models.openai_api_key
-        else:
-            kwargs["api_key"] = "not-needed"  # many local servers accept any key
         if settings.models.openai_base_url:
             kwargs["base_url"] = settings.models.openai_base_url
             kwargs["check_embedding_ctx_length"] = False

@@ -275,14 +275,16 @@ def open_store(settings: Settings, embeddings: Embeddings, *, create: bool = Fal
             raise IndexMissingError(
                 f"No collection '{storage.collection}' at {location} - run `assistant index` first"
             ) from exc
-        raise StoreError(f"cannot open collection '{storage.collection}' at {location}: {exc}") from exc
-    built_with = (collection.metadata or {}).get("embedding_model")
+        raise StoreError(
+            f"cannot open collection '{storage.collection}' at {location}: {exc}") from exc
+    recorded = collection.metadata or {}
+    built_with = recorded.get("embedding_model")
     if built_with and built_with != name:
         raise IndexMissingError(
             f"The index at {location} was built with the embedding model {built_with!r}, "
             f"not {name!r}; run `assistant index --rebuild` to rebuild it with the current one"
         )
-    dimension = (collection.metadata or {}).get("embedding_dimension")
+    dimension = recorded.get("embedding_dimension")
     expected = getattr(embeddings, "dimension", None)
     if dimension and expected and int(dimension) != int(expected):
         raise IndexMissingError(

@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from assistant.index.embeddings import run_lengths
@@ -25,11 +26,7 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
     """A chunk's metadata: on every chunk what tells whether it is current and, after the
     first, how much of its text repeats the chunk before; the paper's fields (``PAPER_KEYS``)
     on its first chunk only, with the whole abstract where ``whole`` (the chunks joined do
-    not give it back).
-
-    Each key is a row in Chroma's SQLite, and a text also an entry of its index: fewer keys
-    on the chunks after the first write and read back faster (schema 2), and the abstracts,
-    which the chunks hold already, are not stored twice (schema 3).
+    not give it back). Each key is a row in Chroma's SQLite: fewer keys write and read faster.
     """
     meta: dict[str, Any] = {
         "paper_id": paper.id, "chunk": chunk.index, "tokens": chunk.tokens,
@@ -38,7 +35,7 @@ def _metadata(paper: Paper, chunk: Chunk, n_chunks: int, whole: bool, chunking: 
         # (the title, on the first chunk only, is matched after the search)
         **{k: v for k, v in chroma_metadata(paper.__dict__).items() if k != "title"},
     }
-    if chunk.index:  # 0 too: a chunk written again over one cut another way keeps old keys
+    if chunk.index:  # even 0: a chunk written over one cut another way keeps its old keys
         meta["overlap"] = chunk.overlap
     else:
         meta.update(n_chunks=n_chunks, title=paper.title, title_derived=paper.title_derived,
@@ -153,12 +150,8 @@ def _write(store: Store, todo: Sequence[_Todo], chunking: str,
 def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Chunk, int, bool]],
                      chunking: str, done: int, total: int,
                      progress: Callable[[int, int], None] | None) -> int:
-    """Embed ``window`` (whole papers) shortest text first, ``_BATCH`` chunks a call, and write
-    each paper, all its chunks in one call, as soon as all of them are embedded.
-
-    Texts of similar length batched together waste less padding, the more so the wider the
-    window sorted and when sorted by the embedder's own word pieces rather than characters.
-    """
+    """Embed ``window`` (whole papers) shortest text first (less padding), ``_BATCH`` chunks a
+    call, and write each paper, all its chunks in one call, as soon as all are embedded."""
     texts = [embed_text(p.title, c.text) for p, c, _, _ in window]
     lengths = run_lengths(store.embeddings, texts)
     order = sorted(range(len(window)), key=lengths.__getitem__)
@@ -189,21 +182,17 @@ def _embed_and_write(store: Store, writer: _Writer, window: list[tuple[Paper, Ch
     return done
 
 
-# Chroma's writes on a thread of their own while the embedder runs (False: in the indexing
-# thread; benchmarks/index_turns.py compares the two).
-BACKGROUND_WRITES = True
+BACKGROUND_WRITES = True  # False: write in the indexing thread (benchmarks/index_turns.py)
 
 
 class _Writer:
-    """Chroma's writes, in order, on one thread of their own while the embedder runs on.
+    """Chroma's writes, in order, on one thread of their own while the embedder runs on
+    (a write is mostly one core's work, SQLite and the HNSW insert). At most ``depth`` wait.
 
-    A write is mostly one core's work (SQLite, the HNSW insert) and the embedder leaves
-    gaps on the cores between its steps, so the two overlap. At most ``depth`` writes
-    wait. The first failing write stops the rest and is raised in the indexing thread, by
-    the next ``upsert`` or on leaving the ``with`` block, which waits for every write. When
-    the indexing thread fails (or is interrupted), the writes still waiting are dropped and
-    only the one under way finishes: each write holds whole papers, so the store is left
-    with papers either complete or absent, as a foreground write would leave it.
+    The first failing write stops the rest and is raised in the indexing thread, by the next
+    ``upsert`` or on leaving the ``with`` block, which waits for every write. When the
+    indexing thread fails, the writes still waiting are dropped: each holds whole papers, so
+    the store is left with papers either complete or absent.
     """
 
     def __init__(self, collection: Any, *, background: bool = True, depth: int = 2) -> None:
@@ -240,12 +229,10 @@ class _Writer:
     def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
         if self._queue is None or self._thread is None:
             return
-        if value is not None:
-            while True:
-                try:
+        if value is not None:  # drop the writes still waiting
+            with suppress(queue.Empty):
+                while True:
                     self._queue.get_nowait()
-                except queue.Empty:
-                    break
         self._queue.put(None)
         self._thread.join()
         if self._error is not None and value is None:
@@ -254,7 +241,8 @@ class _Writer:
 
 def _stamp(store: Store) -> None:
     """Record a new index version, and the vector size, in the collection's metadata."""
-    metadata = {k: v for k, v in (store.collection.metadata or {}).items() if not k.startswith("hnsw:")}
+    metadata = {k: v for k, v in (store.collection.metadata or {}).items()
+                if not k.startswith("hnsw:")}
     metadata["index_version"] = uuid.uuid4().hex[:12]
     sample = store.collection.get(limit=1, include=["embeddings"])
     if sample["embeddings"] is not None and len(sample["embeddings"]):
