@@ -194,6 +194,8 @@ def build_app(assistant: Assistant, *, key: str | None = None,
     turns = Turns(assistant.settings.serve.serve_queue, stopping or asyncio.Event())
 
     def failed(exc: BaseException) -> JSONResponse:
+        if isinstance(exc, ClientGone):
+            return JSONResponse({}, status_code=499)  # nobody is there to read it
         if isinstance(exc, Busy):
             return error_response(503, str(exc), "server_error", "busy",
                                   headers={"Retry-After": str(exc.retry_after)})
@@ -224,8 +226,6 @@ def build_app(assistant: Assistant, *, key: str | None = None,
             if body.stream:
                 return EventStream(job, mask)
             return completion(await job.result(request.receive))
-        except ClientGone:
-            return JSONResponse({}, status_code=499)  # nobody is there to read it
         except Exception as exc:  # noqa: BLE001 - a failed request must not end the server
             return failed(exc)
 
@@ -236,8 +236,6 @@ def build_app(assistant: Assistant, *, key: str | None = None,
             job = await answer(body.question, [], body.k, request)
             answered = await job.result(request.receive)
             return json.loads(mask(json.dumps(answered.to_dict(), default=str)))
-        except ClientGone:
-            return JSONResponse({}, status_code=499)
         except Exception as exc:  # noqa: BLE001 - as above
             return failed(exc)
 
