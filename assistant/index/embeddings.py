@@ -71,7 +71,6 @@ class MiniLMEmbeddings(Embeddings):
         self.session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
         )
-        self.inputs = {i.name for i in self.session.get_inputs()}
         self.batch_size = batch_size
         self._lock = threading.Lock()
 
@@ -90,8 +89,7 @@ class MiniLMEmbeddings(Embeddings):
         if len(body) <= size:
             return [ids]
         step = size // 2
-        starts = range(0, max(len(body) - size, 0) + step, step)
-        return [[cls, *body[s : s + size], sep] for s in starts if s < len(body)]
+        return [[cls, *body[s : s + size], sep] for s in range(0, len(body) - size + step, step)]
 
     def _run(self, batch: list[list[int]]) -> np.ndarray:
         import numpy as np
@@ -102,15 +100,12 @@ class MiniLMEmbeddings(Embeddings):
         for row, ids in enumerate(batch):
             input_ids[row, : len(ids)] = ids
             mask[row, : len(ids)] = 1
-        feed = {"input_ids": input_ids, "attention_mask": mask}
-        if "token_type_ids" in self.inputs:
-            feed["token_type_ids"] = np.zeros_like(input_ids)
+        feed = {"input_ids": input_ids, "attention_mask": mask,
+                "token_type_ids": np.zeros_like(input_ids)}
         with self._lock:  # one session, used from any thread
-            output = self.session.run(None, feed)[0]
-        if output.ndim == 3:
-            weights = mask[:, :, None].astype(np.float32)
-            output = (output * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        return output
+            hidden = self.session.run(None, feed)[0]  # the checksummed model's token states
+        weights = mask[:, :, None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         import numpy as np

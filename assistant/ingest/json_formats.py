@@ -185,7 +185,6 @@ def _json_reader(convert: Callable[[Path, int, dict], Item]) -> Callable[[Path],
             yield convert(path, line, record)
         if not count:
             raise InputFileError(f"{path}: no records; the file holds no papers")
-    read.__doc__ = convert.__doc__
     return read
 
 
