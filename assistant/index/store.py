@@ -59,7 +59,7 @@ class Store:
     collection: Any
     embeddings: Embeddings
     location: str
-    client: Any = None
+    client: Any  # to read the collection's metadata afresh
     cache_dir: Path | None = None  # where derived indexes (BM25) are kept
     _version: tuple[float, str] | None = field(default=None, repr=False)
 
@@ -75,9 +75,7 @@ class Store:
         now = time.monotonic()
         if self._version is not None and now - self._version[0] < max_age:
             return self._version[1]
-        collection = self.collection
-        if self.client is not None:
-            collection = self.client.get_collection(collection.name, embedding_function=None)
+        collection = self.client.get_collection(self.collection.name, embedding_function=None)
         metadata = collection.metadata or {}
         version = f"{metadata.get('index_version', '')}_{self.count()}"
         self._version = (now, version)

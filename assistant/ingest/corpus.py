@@ -225,9 +225,7 @@ def _expand(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             found = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
             files = [p for p in found if p.suffix.lower() in CORPUS_SUFFIXES]
             if not files:
-                raise InputFileError(
-                    f"{path}: no corpus files ({_KINDS}) in this folder"
-                )
+                raise InputFileError(f"{path}: no corpus files ({_KINDS}) in this folder")
             corpus += files
             sidecars += [p for p in found if p.suffix.lower() in SIDECAR_SUFFIXES]
         elif not path.exists():

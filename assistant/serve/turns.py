@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import AssistantError
@@ -100,10 +101,8 @@ class Job:
                 if response is not None:
                     response.close()
             finally:
-                try:
+                with suppress(RuntimeError):  # the server has stopped
                     self._loop.call_soon_threadsafe(self._ended, time.monotonic() - started)
-                except RuntimeError:
-                    pass  # the server has stopped
 
     async def next(self, receive: Receive | None = None) -> tuple[str, Any]:
         """The next piece, answer or error; ``Stopping`` (or ``ClientGone``) first if so."""
