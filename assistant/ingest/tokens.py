@@ -59,12 +59,12 @@ def seed_tiktoken_cache(cache_dir: Path) -> Path:
 
 
 @lru_cache(maxsize=4)
-def encoding(cache_dir: Path, name: str = ENCODING) -> tiktoken.Encoding:
-    """A tiktoken encoding loaded without network access."""
+def encoding(cache_dir: Path) -> tiktoken.Encoding:
+    """The tiktoken encoding (``ENCODING``), loaded without network access."""
     seed_tiktoken_cache(cache_dir)
     import tiktoken
 
-    return tiktoken.get_encoding(name)
+    return tiktoken.get_encoding(ENCODING)
 
 
 def count_tokens(enc: tiktoken.Encoding, text: str) -> int:

@@ -132,12 +132,11 @@ class EventStream(StreamingResponse):
 # The key and the body size, before FastAPI reads anything -------------------------------------
 class Guard:
     """ASGI middleware: the bearer key on /v1 routes (when one is set), and at most
-    ``limit`` bytes of body (413 beyond)."""
+    ``MAX_BODY`` bytes of body (413 beyond)."""
 
-    def __init__(self, app: Any, key: str | None, limit: int = MAX_BODY) -> None:
+    def __init__(self, app: Any, key: str | None) -> None:
         self.app = app
         self.key = key
-        self.limit = limit
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -156,13 +155,13 @@ class Guard:
             if message["type"] != "http.request":
                 return  # gone
             size += len(message.get("body", b""))
-            if size <= self.limit:
+            if size <= MAX_BODY:
                 body.append(message.get("body", b""))
-            if not message.get("more_body") or size > 64 * self.limit:
+            if not message.get("more_body") or size > 64 * MAX_BODY:
                 break
-        if size > self.limit:
+        if size > MAX_BODY:
             await error_response(413, f"the request body is {size // 1024} KiB or more; the "
-                                 f"limit is {self.limit // 1024} KiB", code="body_too_large"
+                                 f"limit is {MAX_BODY // 1024} KiB", code="body_too_large"
                                  )(scope, receive, send)
             return
         replayed = False
