@@ -93,14 +93,11 @@ def iter_references(path: Path, summary: Summary | None = None, *, fmt: str | No
                 return
 
 
-def read_references(path: Path, *, fmt: str | None = None, limit: int | None = None,
-                    keep: Callable[[Reference], bool] | None = None,
-                    ) -> tuple[list[Reference], Summary]:
+def read_references(path: Path, *, fmt: str | None = None) -> tuple[list[Reference], Summary]:
     """All references of ``path`` (see :func:`iter_references`) and the file's summary."""
     fmt = fmt or detect_format(Path(path))
     summary = Summary(str(path), fmt or "unknown")
-    refs = list(iter_references(path, summary, fmt=fmt, limit=limit, keep=keep))
-    return refs, summary
+    return list(iter_references(path, summary, fmt=fmt)), summary
 
 
 def detect_format(path: Path) -> str | None:
