@@ -79,19 +79,20 @@ def index_papers(
         chunks = chunk_paper(paper, count_tokens, chunk_tokens, chunk_overlap)
         todo.append((paper, chunks, bool(old)))
     wanted = {p.id for p in papers}
-    _delete_stale(store, existing, wanted, todo)
+    gone = [pid for pid in existing if pid not in wanted]
+    _delete_stale(store, existing, gone, todo)
     _write(store, todo, chunking, progress)
-
-    gone_slots = {e["slot"] for pid, e in existing.items() if pid not in wanted and e["slot"]}
-    # A new text where a removed one sat is that paper, changed: count it as updated.
-    replaced = sum(1 for p, _, was_there in todo if not was_there and p.slot in gone_slots)
-    removed = sum(1 for pid in existing if pid not in wanted) - replaced
-    if todo or removed or replaced:
+    if todo or gone:
         _stamp(store)
-    added = sum(1 for _, _, was_there in todo if not was_there) - replaced
+
+    gone_slots = {existing[pid]["slot"] for pid in gone if existing[pid]["slot"]}
+    new = [paper for paper, _, was_there in todo if not was_there]
+    # A new text where a removed one sat is that paper, changed: count it as updated.
+    replaced = sum(paper.slot in gone_slots for paper in new)
+    added = len(new) - replaced
     return IndexReport(
         papers=len(papers), chunks=store.count(), added=added, updated=len(todo) - added,
-        removed=removed, unchanged=len(papers) - len(todo),
+        removed=len(gone) - replaced, unchanged=len(papers) - len(todo),
         seconds=round(time.perf_counter() - started, 3), location=store.location,
     )
 
@@ -116,11 +117,11 @@ def _existing(store: Store) -> dict[str, dict[str, Any]]:
     return existing
 
 
-def _delete_stale(store: Store, existing: dict[str, dict[str, Any]], wanted: set[str],
+def _delete_stale(store: Store, existing: dict[str, dict[str, Any]], gone: list[str],
                   todo: Sequence[_Todo]) -> None:
-    """Delete the chunks of removed papers, and those of changed papers that the new
-    chunking does not write again."""
-    stale = [i for pid, e in existing.items() if pid not in wanted for i in e["ids"]]
+    """Delete the chunks of removed papers (``gone``), and those of changed papers that the
+    new chunking does not write again."""
+    stale = [i for pid in gone for i in existing[pid]["ids"]]
     for paper, chunks, was_there in todo:
         if was_there:
             keep = {c.id for c in chunks}
