@@ -315,19 +315,23 @@ def test_a_comparison_said_of_both_is_answered_again_one_paper_at_a_time(bundled
     assert any(d.sentence == first.removesuffix(" [1].") + "." for d in answer.dropped)
 
 
-def test_a_comparison_naming_a_third_thing_is_not_answered_about_each(bundled_home,
-                                                                      minilm) -> None:
-    """"How does DIVERSE compare with GlowQ on the HUMAINE leaderboard?": what each paper
-    says would leave the leaderboard out, so nothing is asked again."""
+@pytest.mark.parametrize(("question", "first"), [
+    # what each paper says would leave the leaderboard out
+    ("How does DIVERSE compare with GlowQ on the HUMAINE leaderboard?",
+     "DIVERSE is ranked 1st on the HUMAINE leaderboard, while GlowQ is ranked 2nd [1]."),
+    # what each paper says alone does not say which needs less
+    ("Which one needs less memory, DIVERSE or GlowQ?", "DIVERSE needs less memory than GlowQ [1]."),
+])
+def test_a_comparison_each_paper_alone_cannot_answer_is_not_asked_again(
+        bundled_home, minilm, question: str, first: str) -> None:
     def reply(prompt: str) -> str:
-        if "alone" in prompt:  # true of each paper, and silent on the leaderboard
+        if "alone" in prompt:  # true of each paper, and silent on what was asked
             return ("DIVERSE explores the Rashomon set of deep neural networks [1]. GlowQ is a "
                     "group-shared low-rank approximation for quantized LLMs [2].")
-        return "DIVERSE is ranked 1st on the HUMAINE leaderboard, while GlowQ is ranked 2nd [1]."
+        return first
 
     llm = ScriptedChatModel(reply=reply)
-    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(
-        "How does DIVERSE compare with GlowQ on the HUMAINE leaderboard?")
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(question)
     assert answer.abstained and not answer.citations, answer.text
     assert llm.calls == 1
 

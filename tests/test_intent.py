@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.intent import asks_for_name, kind_of, needs_rewrite, read, topic_terms
+from assistant.answer.intent import asks_for_name, kind_of, needs_rewrite, ranks, read, topic_terms
 
 KINDS = [
     # one paper is the answer
@@ -342,3 +342,18 @@ def test_what_a_question_says_to_leave_out(question: str, rest: str,
     from assistant.text.sentences import exclusions
 
     assert exclusions(question) == (rest, left_out)
+
+
+@pytest.mark.parametrize(("question", "ranking"), [
+    ("Which one needs less memory, Value Matching or GlowQ?", True),
+    ("GlowQ vs RaLoRA: which one was tested on bigger LLMs?", True),
+    ("QAvatar or MVR, which gets higher returns on locomotion?", True),
+    ("Does GlowQ outperform RaLoRA?", True),
+    ("PEA vs DIVERSE: which one of them needs gradients?", False),
+    ("What do Value Matching and MindPilot have in common?", False),
+    ("How do DrPose and JOSH differ in their input data?", False),
+    ("Compare the layers of GlowQ and RaLoRA.", False),  # "layer" is no comparative
+])
+def test_a_question_asking_which_is_more_of_something(question: str, ranking: bool) -> None:
+    assert ranks(question) is ranking
+

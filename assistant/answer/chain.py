@@ -28,6 +28,7 @@ from assistant.answer.intent import (
     asks_for_several,
     asks_whether,
     identifies,
+    ranks,
 )
 from assistant.answer.prompts import load_prompt
 from assistant.answer.quotes import each_paper, quote_under
@@ -125,7 +126,7 @@ def generate(
     writer = Writer(reply.checker, reply.render, reply.dropped)
     yield from writer.stream(llm, messages, reply.started)
     each = called(question, evidence)
-    if not writer.kept and not writer.refused and len(each) > 1:
+    if not writer.kept and not writer.refused and len(each) > 1 and not ranks(question):
         writer = yield from reply.one_by_one(llm, shown or question, each, writer.usage)
     if writer.refused or not writer.kept:
         yield from reply.instead(writer)

@@ -263,6 +263,18 @@ def asks_yes_or_no(question: str) -> bool:
         _YES_NO.match(own) or _YES_NO.match(_asking_sentence(own)))  # "My team …. Does X …?"
 
 
+_RANKS = re.compile(
+    r"\b(?:more|less|fewer|better|worse|higher|lower|bigger|smaller|larger|faster|slower|"
+    r"cheaper|longer|shorter|stronger|weaker|greater|most|least|best|worst|highest|lowest|"
+    r"biggest|smallest|largest|fastest|outperforms?|beats?|wins?)\b", re.IGNORECASE)
+
+
+def ranks(question: str) -> bool:
+    """Whether the question asks which of them is more of something ("Which one needs less
+    memory, Value Matching or GlowQ?"): what each paper says alone does not answer it."""
+    return _RANKS.search(asked(question)) is not None
+
+
 def asks_for_papers(question: str) -> bool:
     """Whether naming papers answers the question ("which work …?", "is there a paper …?")."""
     return kind_of(question) != "fact"
