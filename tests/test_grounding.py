@@ -371,6 +371,12 @@ def test_a_yes_no_question_gets_the_abstracts_words_not_the_models_yes(bundled_h
     assert [c.title.split(":")[0] for c in answer.citations] == ["TEDM"]
     assert [d.reason for d in answer.dropped] == [BARE_VERDICT]
 
+    # the model's abbreviation of the question's words is still the question's words
+    short = make(bundled_home, minilm, "Yes, Value Matching (VM) has been used for protein "
+                                       "structure design [1].")
+    answer = short.ask("Has Value Matching been used for protein structure design?")
+    assert "protein" not in answer.text and [d.reason for d in answer.dropped] == [BARE_VERDICT]
+
     both = make(bundled_home, minilm, "Yes, SAFER uses TempFlow-GRPO to pick its sampling "
                                       "budget [1].")
     answer = both.ask("Does SAFER use TempFlow-GRPO to pick its sampling budget?")

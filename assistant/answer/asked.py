@@ -11,6 +11,7 @@ from assistant.text.sentences import (
     key_terms,
     lone_numbers,
     normalise,
+    spelled_out,
     states_number,
     typo_of,
 )
@@ -68,8 +69,9 @@ def bare_verdict(sentence: str, question: str, question_words: set[str]) -> bool
     verdict = _VERDICT.match(sentence)
     rest = sentence[verdict.end():] if verdict else sentence
     asked = re.findall(r"[\w\-]+", question)
-    if any(not _given(t, question) and not any(typo_of(t, w) for w in asked)
-           for t in key_terms(rest)):  # the name the question misspelt is the question's
+    # the name the question misspelt, or abbreviated ("Value Matching (VM)"), is the question's
+    if any(not _given(t, question) and not spelled_out(t, question)
+           and not any(typo_of(t, w) for w in asked) for t in key_terms(rest)):
         return False
     words = set(terms(NEGATION.sub(" ", rest))) - GENERIC
     return not words or len(words & question_words) >= 0.8 * len(words)
