@@ -27,6 +27,7 @@ from assistant.answer.intent import (
     asks_for_papers,
     asks_for_several,
     asks_whether,
+    asks_yes_or_no,
     identifies,
     ranks,
 )
@@ -126,8 +127,9 @@ def generate(
     writer = Writer(reply.checker, reply.render, reply.dropped)
     yield from writer.stream(llm, messages, reply.started)
     each = called(question, evidence)
-    if not writer.kept and not writer.refused and len(each) > 1 and not ranks(question):
-        writer = yield from reply.one_by_one(llm, shown or question, each, writer.usage)
+    if (not writer.kept and not writer.refused and len(each) > 1 and not ranks(question)
+            and not asks_yes_or_no(question)):
+        writer = yield from reply.one_by_one(llm, shown or question, each, writer)
     if writer.refused or not writer.kept:
         yield from reply.instead(writer)
         return
@@ -174,14 +176,16 @@ class _Reply:
         return item is not None or decided
 
     def one_by_one(self, llm: BaseChatModel, asked: str, each: Sequence[Evidence],
-                   usage: Usage) -> Generator[str, None, Writer]:
+                   first: Writer) -> Generator[str, None, Writer]:
         """A comparison whose every sentence was dropped (the model said of both papers what
         one of them does: "Both Value Matching and MindPilot use EEG signals"): each paper it
-        names is asked about alone, shown only its own source, and checked as before."""
+        names is asked about alone, shown only its own source, and checked as before. Not for
+        a yes/no question ("Has GlowQ been compared with Qflex?"), which is about the two
+        together, nor one asking which is more of something (``intent.ranks``)."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
         assert self.checker is not None and self.render is not None
-        writer = Writer(self.checker, self.render, self.dropped)
+        writer, usage = Writer(self.checker, self.render, self.dropped), first.usage
         for item in each:
             writer.next_part()
             text = load_prompt("answer_each").format(
@@ -191,7 +195,7 @@ class _Reply:
                                            HumanMessage(text)], self.started)
             usage = Usage(usage.prompt_tokens + writer.usage.prompt_tokens,
                           usage.completion_tokens + writer.usage.completion_tokens)
-        writer.refused, writer.usage = False, usage
+        writer.refused, writer.usage, writer.first_token = False, usage, first.first_token
         return writer
 
     def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:

@@ -266,7 +266,8 @@ def asks_yes_or_no(question: str) -> bool:
 _RANKS = re.compile(
     r"\b(?:more|less|fewer|better|worse|higher|lower|bigger|smaller|larger|faster|slower|"
     r"cheaper|longer|shorter|stronger|weaker|greater|most|least|best|worst|highest|lowest|"
-    r"biggest|smallest|largest|fastest|outperforms?|beats?|wins?)\b", re.IGNORECASE)
+    r"biggest|smallest|largest|fastest|newer|older|earlier|later|superior|inferior|"
+    r"outperforms?|beats?|wins?|recommend|prefer|choose|pick)\b", re.IGNORECASE)
 
 
 def ranks(question: str) -> bool:

@@ -9,6 +9,7 @@ words), those the answer already says are skipped, and they keep the abstract's 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from assistant.answer.citations import CitationChecker, Verdict
@@ -80,8 +81,8 @@ def quoted(sentences: Sequence[str]) -> str:
 
 
 def quote_under(question: str, render: Render, answer: str,
-           abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
-           config: AnswerConfig, rare: bool = False, how: bool = False) -> str:
+                abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
+                config: AnswerConfig, rare: bool = False, how: bool = False) -> str:
     """The first cited paper's sentences closest to the question, quoted and cited under an
     answer (under a which-paper answer too: its quote says what the paper proposes, these what
     the question asked about; ``how``: the last of them is how its method works, when the
@@ -91,7 +92,8 @@ def quote_under(question: str, render: Render, answer: str,
     number = min(render.display, key=render.display.__getitem__)
     item = render.evidence[number]
     text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
-    works = workings(text, paper_names(item.source), answer) if how else None
+    # its names as the whole abstract gives them ("we introduce … (Qflex)")
+    works = workings(text, paper_names(replace(item.source, text=text)), answer) if how else None
     sentences = closest_sentences(question, text, f"{answer} {works or ''}", embed_many,
                                   config.quote_sentences - (works is not None), rare)
     if works:  # in the abstract's order
@@ -102,7 +104,7 @@ def quote_under(question: str, render: Render, answer: str,
 
 
 def each_paper(checker: CitationChecker, render: Render, answer: str,
-                config: AnswerConfig, numbers: Sequence[int] | None = None) -> str:
+               config: AnswerConfig, numbers: Sequence[int] | None = None) -> str:
     """Under a list of papers, a line for each (or for the papers ``numbers``: those a
     comparison names and the answer left out): its short name and what it does in its
     abstract's words (``CitationChecker.claim``: the sentence saying what it proposes, and the

@@ -130,7 +130,7 @@ def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:
     said = normalise(question)
     return [s for s in sources if any(
         mentions(said, normalise(n)) if n.lower() not in everyday() else
-        re.search(rf"(?<![\\w-]){re.escape(n)}(?![\\w-])", question)
+        re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", question)
         for n in paper_names(s))]
 
 
@@ -145,8 +145,8 @@ def named_each(question: str, sources: Sequence[Source]) -> set[str]:
         return set()
     papers = set().union(*holders) if len(names) > 1 and all(len(h) == 1 for h in holders) \
         else set()
-    if len(papers) < 2:  # "Value Matching", "DIVERSE": names that are words, the paper's own
-        papers = {s.paper_id for s in called_by_name(question, sources)}
+    # and those called by names that are words too: "Value Matching", "DIVERSE"
+    papers |= {s.paper_id for s in called_by_name(question, sources)}
     return papers if len(papers) > 1 else set()
 
 

@@ -78,9 +78,12 @@ class Writer:
 
     def next_part(self) -> None:
         """Write on for another prompt (a comparison answered one paper at a time): the
-        next part starts a new line, and a refusal or loop in one part does not end it."""
+        next part starts a new line, and a refusal or loop in one part does not end it; the
+        caller adds up each part's ``usage``."""
         self.refused = self.looping = False
         self._line_has_text = False
+        self._written.clear()
+        self.usage = Usage()
 
     def stream(self, llm: BaseChatModel, messages: list[BaseMessage],
                started: float) -> Iterator[str]:
