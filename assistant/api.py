@@ -150,7 +150,8 @@ class Assistant:
               excluded: Sequence[str] = ()) -> list[Source]:
         """The papers retrieved for ``question``, each with how well it supports it, without
         those whose title or name is one of ``excluded``."""
-        from assistant.answer.support import paper_names, score_sources
+        from assistant.answer.support import score_sources
+        from assistant.text.mentions import paper_names
         from assistant.text.sentences import mentions, normalise
 
         k = k or self.settings.retrieval.k

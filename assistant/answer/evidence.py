@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
-from assistant.answer.support import called_by_name, everyday, paper_names
+from assistant.answer.support import called_by_name
 from assistant.config import AnswerSettings
 from assistant.ingest.tokens import count_tokens, truncate
+from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
     key_terms,
     mentions,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from assistant.answer.citations import CitationChecker, Verdict
 from assistant.answer.excerpts import EmbedMany, relevance
-from assistant.answer.support import paper_names
+from assistant.text.mentions import paper_names
 from assistant.text.sentences import mentions, normalise, split_sentences, without_instructions
 from assistant.text.stems import terms
 

@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
-from assistant.text.mentions import introduced_name, short_names
+from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import mentions, misspelt, normalise, question_names
 from assistant.text.stems import stem, terms
 from assistant.types import Source
@@ -106,21 +106,6 @@ def named(question: str, source: Source) -> bool:
     about by name, in whatever language the rest of the question is."""
     names = strong_names(question)
     return bool(names) and all(_holds(source, n) for n in names)
-
-
-@lru_cache(maxsize=1)
-def everyday() -> frozenset[str]:
-    """Everyday English words: the whole words of the embedding model's 30,000-piece
-    vocabulary ("safer", "diverse", "pea"; not "qflex" or "glowq")."""
-    data = json.loads(resources.package_data("minilm-tokenizer.json").read_text("utf-8"))
-    return frozenset(w for w in data["model"]["vocab"] if w.isalpha())
-
-
-def paper_names(source: Source) -> list[str]:
-    """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
-    gives its method ("we propose Qflex, …")."""
-    own = introduced_name(source.text, source.title)
-    return short_names(source.title) + ([own] if own else [])
 
 
 def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:

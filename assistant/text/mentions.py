@@ -6,8 +6,13 @@ an answer presents that no indexed paper has.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from assistant import resources
+from assistant.types import Source
 
 _MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _QUOTED = (
@@ -151,3 +156,18 @@ def cited_by_text(
     fabricated += [f"{titles[p]} (not retrieved)" for p in cited if p not in retrieved]
     fabricated += [f"{t} (not in the corpus)" for t in unknown_titles(text, titles)]
     return cited, fabricated
+
+
+@lru_cache(maxsize=1)
+def everyday() -> frozenset[str]:
+    """Everyday English words: the whole words of the embedding model's 30,000-piece
+    vocabulary ("safer", "diverse", "pea"; not "qflex" or "glowq")."""
+    data = json.loads(resources.package_data("minilm-tokenizer.json").read_text("utf-8"))
+    return frozenset(w for w in data["model"]["vocab"] if w.isalpha())
+
+
+def paper_names(source: Source) -> list[str]:
+    """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
+    gives its method ("we propose Qflex, …")."""
+    own = introduced_name(source.text, source.title)
+    return short_names(source.title) + ([own] if own else [])
