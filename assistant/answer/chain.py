@@ -98,8 +98,6 @@ def generate(
     """Stream checked sentences of the answer as they complete, then the final Answer;
     ``shown``: the question as the model reads it, when not ``question`` (which is what is
     checked): with what it says to leave out."""
-    from langchain_core.messages import HumanMessage, SystemMessage
-
     if embed_many is not None:  # the excerpts and the quote read the same sentences
         embed_many = _remembered(embed_many)
     reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
@@ -119,22 +117,7 @@ def generate(
     if judge is not None and identifies(question) and (yield from reply.judged(judge,
                                                                           judged_only)):
         return
-    messages = [
-        SystemMessage(load_prompt("system").format()),
-        HumanMessage(load_prompt("answer").format(sources=format_sources(evidence),
-                                                  question=shown or question)),
-    ]
-    writer = Writer(reply.checker, reply.render, reply.dropped)
-    yield from writer.stream(llm, messages, reply.started)
-    each = called(question, evidence)
-    if (not writer.kept and not writer.refused and len(each) > 1 and not ranks(question)
-            and not asks_yes_or_no(question)):
-        writer = yield from reply.one_by_one(llm, shown or question, each, writer)
-    if writer.refused or not writer.kept:
-        yield from reply.instead(writer)
-        return
-    text = yield from reply.quoted_under("".join(writer.kept))
-    yield reply.finish(text.strip(), False, writer.first_token, writer.usage)
+    yield from reply.written(llm, shown or question)
 
 
 @dataclass
@@ -174,6 +157,29 @@ class _Reply:
         elif decided:
             yield from self.abstain()
         return item is not None or decided
+
+    def written(self, llm: BaseChatModel, asked: str) -> Iterator[str | Answer]:
+        """The answer the model writes from the sources shown, ``asked`` the question as it
+        reads it, each sentence checked as it completes; when none is kept, the ways out
+        (``one_by_one``, ``instead``)."""
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        assert self.checker is not None and self.render is not None
+        writer = Writer(self.checker, self.render, self.dropped)
+        yield from writer.stream(llm, [
+            SystemMessage(load_prompt("system").format()),
+            HumanMessage(load_prompt("answer").format(sources=format_sources(self.evidence),
+                                                      question=asked)),
+        ], self.started)
+        each = called(self.question, self.evidence)
+        if (not writer.kept and not writer.refused and len(each) > 1
+                and not ranks(self.question) and not asks_yes_or_no(self.question)):
+            writer = yield from self.one_by_one(llm, asked, each, writer)
+        if writer.refused or not writer.kept:
+            yield from self.instead(writer)
+            return
+        text = yield from self.quoted_under("".join(writer.kept))
+        yield self.finish(text.strip(), False, writer.first_token, writer.usage)
 
     def one_by_one(self, llm: BaseChatModel, asked: str, each: Sequence[Evidence],
                    first: Writer) -> Generator[str, None, Writer]:
