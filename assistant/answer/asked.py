@@ -12,6 +12,7 @@ from assistant.text.sentences import (
     lone_numbers,
     normalise,
     spelled_out,
+    states_count,
     states_number,
     typo_of,
 )
@@ -82,3 +83,15 @@ def _given(term: str, question: str) -> bool:
     own ("2" is not given by "12%")."""
     flat = normalise(term)
     return states_number(flat, question) if flat in lone_numbers(term) else flat in question
+
+
+def unstated(sentence: str, source: str, question: str) -> list[str]:
+    """The names and numbers of ``sentence`` that the (normalised) ``source`` does not state,
+    and the counts in words ("five teacher LLMs") that neither it nor the question gives."""
+    alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
+    missing = [t for t in key_terms(sentence)
+               if (not states_number(normalise(t), source) if normalise(t) in alone
+                   else normalise(t) not in source and not spelled_out(t, source))
+               and not (t.isdigit() and states_count(t, source))]
+    return missing + [n for n in counts(sentence) - counts(question)
+                      if not states_count(n, source)]

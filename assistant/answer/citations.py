@@ -14,6 +14,7 @@ from assistant.answer.asked import (
     bare_verdict,
     gives_values,
     gives_wanted,
+    unstated,
 )
 from assistant.answer.contrast import ONE_OF_TWO, by_halves, by_subjects, of_both
 from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
@@ -28,17 +29,12 @@ from assistant.answer.markers import (
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (
-    counts,
     key_terms,
-    lone_numbers,
     mentions,
     misspelt,
     normalise,
     question_names,
-    spelled_out,
     split_sentences,
-    states_count,
-    states_number,
     without_examples,
 )
 from assistant.text.stems import stem, terms
@@ -195,14 +191,7 @@ class CitationChecker:
     def _supports(self, item: Evidence, sentence: str,
                   vector: Sequence[float]) -> tuple[float, str, str]:
         haystack = normalise(f"{item.source.title} {item.text}")
-        alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
-        missing = [t for t in key_terms(sentence)
-                   if (not states_number(normalise(t), haystack) if normalise(t) in alone
-                       else normalise(t) not in haystack and not spelled_out(t, haystack))
-                   and not (t.isdigit() and states_count(t, haystack))]
-        # a count in words ("five teacher LLMs") the question did not give either
-        missing += [n for n in counts(sentence) - counts(self.question)
-                    if not states_count(n, haystack)]
+        missing = unstated(sentence, haystack, self.question)
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
         words = set(terms(sentence))
