@@ -8,6 +8,7 @@ words), those the answer already says are skipped, and they keep the abstract's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -51,15 +52,22 @@ def closest_sentences(question: str, text: str, answer: str, embed_many: EmbedMa
     return tuple(fresh[i] for i in sorted(ranked[:count]))
 
 
+_RESULT = re.compile(r"\b(?:experiments?|experimental|empirical(?:ly)?|results?|outperforms?|"
+                     r"achieves?|surpass(?:es)?|state-of-the-art|demonstrat\w*|we\s+show|"
+                     r"benchmarks?)\b", re.IGNORECASE)
+
+
 def workings(text: str, names: Sequence[str], answer: str) -> str | None:
     """How the paper's method works, in its abstract's words: the first sentence after the
     one that names the method ("We propose DIVERSE, …") to name it again ("DIVERSE augments a
-    pretrained model with FiLM layers and uses CMA-ES …"), unless ``answer`` says it already.
-    None when the abstract names it once or never."""
+    pretrained model with FiLM layers and uses CMA-ES …") other than to report a result,
+    unless ``answer`` says it already. None when there is no such sentence."""
     flat = [normalise(n) for n in names]
     naming = [s for s in split_sentences(without_instructions(text))
               if any(mentions(normalise(s), n) for n in flat)]
-    return next(iter(unsaid(naming[1:2], answer)), None)
+    # what it achieves is not how it works: "Experiments show that X outperforms …"
+    how = [s for s in naming[1:] if not _RESULT.search(s)]
+    return next(iter(unsaid(how[:1], answer)), None)
 
 
 def unsaid(sentences: Sequence[str], answer: str) -> list[str]:
