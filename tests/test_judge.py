@@ -96,6 +96,9 @@ def test_how_a_method_works_is_its_second_naming_sentence() -> None:
     assert workings(text, ["Qflex"], "Qflex traverses actions along a flow during training") is None
     assert workings("We propose Qflex. It works well.", ["Qflex"], "") is None
     assert workings(text, [], "") is None
+    results = ("We propose TEDM. Without preprocessing, TEDM sets new state-of-the-art results. "
+               "TEDM generates forecasts with a light architecture.")
+    assert workings(results, ["TEDM"], "") == "TEDM generates forecasts with a light architecture."
 
 
 def test_a_rejected_nearest_paper_is_not_an_answer(bundled_home, minilm) -> None:
