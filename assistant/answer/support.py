@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
-from assistant.text.mentions import everyday, paper_names
+from assistant.text.mentions import everyday, has_name, paper_names
 from assistant.text.sentences import mentions, misspelt, normalise, question_names
 from assistant.text.stems import stem, terms
 from assistant.types import Source
@@ -115,7 +115,7 @@ def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:
     said = normalise(question)
     return [s for s in sources if any(
         mentions(said, normalise(n)) if n.lower() not in everyday() else
-        re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", question)
+        has_name(question, n)
         for n in paper_names(s))]
 
 

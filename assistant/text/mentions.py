@@ -62,14 +62,15 @@ def introduced_name(abstract: str, title: str) -> str | None:
     flat = abstract.replace("*", "").replace("$", "")
     for match in _INTRODUCES.finditer(flat):
         name = match.group(1) or match.group(2)
-        if len(name) >= 3 and not _has_name(title.replace("$", ""), name):
+        if len(name) >= 3 and not has_name(title.replace("$", ""), name):
             return name
         if len(name) >= 3:
             return None  # the title already says it
     return None
 
 
-def _has_name(text: str, name: str) -> bool:
+def has_name(text: str, name: str) -> bool:
+    """Whether ``text`` writes ``name`` as a whole word, as it is spelled."""
     return bool(re.search(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", text))
 
 
@@ -101,7 +102,7 @@ def mentioned_papers(text: str, titles: Mapping[str, str], *, names: bool = True
         if (
             (whole and f" {whole} " in flat)
             or any(_matches_title(c, title) for c in candidates)
-            or (names and any(_has_name(text, name) for name in short_names(title)))
+            or (names and any(has_name(text, name) for name in short_names(title)))
         ):
             found.append(paper_id)
     return found
@@ -115,7 +116,7 @@ def unknown_titles(text: str, titles: Mapping[str, str]) -> list[str]:
             continue
         known = any(
             _matches_title(candidate, title)
-            or any(_has_name(candidate, name) for name in short_names(title))
+            or any(has_name(candidate, name) for name in short_names(title))
             for title in titles.values()
         )
         if not known and candidate not in unknown:
