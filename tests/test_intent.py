@@ -153,6 +153,12 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     ("Was AIGB-Pearl only tested in a simulator?", True),
     ("Different topic: does SAFER ever abstain?", True),
     ("My team uses LoRA adapters. Does GlowQ need calibration data?", True),
+    ("If I use SAFER, can I plug in my own correctness rule?", True),
+    ("To get uncertainty from embedding models, does UEC need them retrained?", True),
+    ("GlowQ vs RaLoRA: does either of them need calibration data?", True),
+    ("I doubt it exists, but is there a result on private Nash equilibria?", False),
+    ("Think carpools: has anyone learned how to split a crowd into teams?", False),
+    ("For GlowQ, what does the group share?", False),
     ("Is there work on GlowQ for speech?", False),  # asks for papers
     ("Does any paper use Gaussian splatting?", False),
     ("What does TEDM do?", False),

@@ -253,14 +253,19 @@ def asks_whether(question: str) -> bool:
 
 
 _YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "New topic: does …"
+# after a clause that sets it up ("If I use SAFER, can I …?", "X vs Y: does either …?"); not
+# "I doubt it, but is there a paper …?", which asks for papers
+_YES_NO_AFTER = re.compile(rf"^[^?]{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{_AUX})\b"
+                           r"(?!\s+(?:there|any(?:one|body)|some(?:one|body))\b)")
 
 
 def asks_yes_or_no(question: str) -> bool:
     """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
     an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
     own = asked(question)
-    return kind_of(question) == "fact" and bool(
-        _YES_NO.match(own) or _YES_NO.match(_asking_sentence(own)))  # "My team …. Does X …?"
+    last = _asking_sentence(own)  # "My team …. Does X …?"
+    return kind_of(question) == "fact" and any(
+        pattern.match(text) for pattern in (_YES_NO, _YES_NO_AFTER) for text in (own, last))
 
 
 _RANKS = re.compile(
