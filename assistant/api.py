@@ -215,7 +215,8 @@ class Assistant:
                               relative_support=fitted.relative,
                               judge_threshold=fitted.judge,
                               judge_on=fitted.judge_on,
-                              judge_within=fitted.judge_within)
+                              judge_within=fitted.judge_within,
+                              verdict_threshold=fitted.verdict)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,

@@ -269,3 +269,38 @@ def test_a_clear_second_place_is_not_judged() -> None:
     assert [e.number for e in _to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
     assert len(_to_judge(far, replace(config, judge_within=0.0))) == 2
     assert 0.0 < calibration().judge_within <= 1.0  # shipped, chosen on dev
+
+
+class WritesAndJudges(Judged):
+    """A fake model that writes its reply and gives ``p_yes`` to any judge's prompt."""
+
+    _call = FakeListChatModel._call
+
+
+@pytest.mark.parametrize(("p_yes", "quoted"), [(0.9, True), (0.2, False)])
+def test_a_yes_no_near_miss_is_not_answered_with_the_nearest_sentences(
+        bundled_home, minilm, p_yes, quoted) -> None:
+    """"Has Value Matching been used for protein structure design?": the model's bare "Yes,
+    …" is dropped, and the abstract's closest sentences stand for the answer only when the
+    model judges that the abstract says yes or no to it (``verdict_threshold``); else "not
+    covered", and nothing is cited."""
+    question = "Has Value Matching been used for protein structure design?"
+    llm = WritesAndJudges(responses=["Yes, Value Matching has been used for protein "
+                                     "structure design [1]."], p_yes=p_yes, prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(question)
+    asked = [p for p in llm.prompts if "either yes or no" in p]
+    assert len(asked) == 1 and question in asked[0] and "Value Matching" in asked[0]
+    assert answer.abstained is not quoted
+    if quoted:
+        assert answer.text.startswith("The abstract of Value Matching does not say yes or no")
+        assert answer.citations
+    else:
+        assert answer.text == ABSTAIN_TEXT and not answer.citations
+        assert "does not say yes or no to the question (P(yes) 0.20 < 0.45)" in \
+            answer.dropped[-1].reason
+
+
+def test_the_shipped_verdict_threshold_is_below_the_judges() -> None:
+    """Asked only after the abstract's words were chosen over the model's verdict: it stops
+    the near misses the judge is surest of, not every unsure one."""
+    assert 0.0 < _SHIPPED.verdict < _SHIPPED.judge

@@ -102,7 +102,7 @@ def generate(
         embed_many = _remembered(embed_many)
     reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
                    model, started if started is not None else time.perf_counter(),
-                   retrieve_seconds)
+                   retrieve_seconds, judge)
     backing, judged_only = _gate(question, sources, config, judged=judge is not None)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield from reply.abstain()
@@ -133,6 +133,7 @@ class _Reply:
     model: str
     started: float
     retrieve_seconds: float
+    judge: Judge | None = None
     dropped: list[Dropped] = field(default_factory=list)
     evidence: Sequence[Evidence] = ()
     checker: CitationChecker | None = None
@@ -259,6 +260,24 @@ class _Reply:
         text = yield from self.quoted_under(piece, rare=True)
         yield self.finish(text, False, first, usage)
 
+    def says_either(self, item: Evidence) -> bool:
+        """Whether the model judges that the abstract answers the yes/no question, yes or
+        no, so its sentences may stand for the answer ("Does UEC need the models retrained?":
+        "… in a post-hoc manner"); not for a near miss ("Has Value Matching been used for
+        protein design?"), whose closest sentences would only look like an answer. Without a
+        judge or a fitted threshold, it does."""
+        threshold = self.config.verdict_threshold
+        if self.judge is None or threshold <= 0:
+            return True
+        p_yes = self.judge(self.question, _judged(item, self.config, self.abstract),
+                           "judge_verdict")
+        if p_yes is None or p_yes >= threshold:
+            return True
+        self.dropped.append(Dropped(item.source.title, (
+            f"the model judged that its abstract does not say yes or no to the question "
+            f"(P(yes) {p_yes:.2f} < {threshold:.2f})")))
+        return False
+
     def instead(self, writer: Writer) -> Iterator[str | Answer]:
         """When the model kept no sentence: the paper the question names (unless the model's
         claim about it was refuted), or for a yes/no question answered in its own words the
@@ -273,7 +292,7 @@ class _Reply:
                  and any(d.reason == BARE_VERDICT for d in self.dropped) else None)
         if found is not None:
             yield from self.the_paper(found, "", writer.first_token, writer.usage)
-        elif about is not None:
+        elif about is not None and self.says_either(about):
             yield from self.the_abstract(about, writer.first_token, writer.usage)
         else:
             yield from self.abstain(writer.first_token, writer.usage)

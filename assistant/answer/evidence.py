@@ -49,6 +49,7 @@ class AnswerConfig:
     judge_papers: int = 2  # the best-supported papers put to the judge, in turn
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
+    verdict_threshold: float = 0.0  # P(yes) its abstract says yes or no, to quote it instead
 
 
 

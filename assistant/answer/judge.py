@@ -22,7 +22,7 @@ or a server without ``logprobs``) has no judge, and the answer is written and ch
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -33,17 +33,26 @@ from assistant.types import Source
 if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
 
-Judge = Callable[[str, Source], "float | None"]
+
+class Judge(Protocol):
+    """P(yes) that ``source`` answers ``question``, asked in ``wording`` (a prompt's name:
+    "judge", or "judge_verdict": whether the abstract says yes or no to it); None when the
+    model cannot say how sure it is."""
+
+    def __call__(self, question: str, source: Source, wording: str = "judge") -> float | None:
+        ...
+
 
 _ABSTRACT_CHARS = 1200  # the probe's cut: the abstract's first 1,200 characters
 
 
-def prompt(question: str, source: Source, second: bool = False) -> list[BaseMessage]:
+def prompt(question: str, source: Source, second: bool = False,
+           wording: str = "judge") -> list[BaseMessage]:
     """The judge's message: the paper, its passages as the caller chose them (its whole
-    abstract, or the excerpt shown for the question), the question; the ``second`` asking
-    words it otherwise, after a system turn."""
+    abstract, or the excerpt shown for the question), the question, in ``wording``; the
+    ``second`` asking words it otherwise, after a system turn."""
     body = (" ".join(source.passages) or source.text)[:_ABSTRACT_CHARS]
-    name = "judge_second" if second else "judge"
+    name = "judge_second" if second else wording
     text = load_prompt(name).format(title=source.title, abstract=body, question=question)
     if not second:
         return [HumanMessage(text)]
@@ -53,10 +62,10 @@ def prompt(question: str, source: Source, second: bool = False) -> list[BaseMess
 def _twice(ask: Callable[[list[BaseMessage]], float | None],
            band: tuple[float, float]) -> Judge:
     """A judge that asks again, in other words, when the first P(yes) is inside ``band``
-    (from, below), and gives the mean of the two."""
-    def judge(question: str, source: Source) -> float | None:
-        first = ask(prompt(question, source))
-        if first is None or not band[0] <= first < band[1]:
+    (from, below), and gives the mean of the two; another ``wording`` is asked once."""
+    def judge(question: str, source: Source, wording: str = "judge") -> float | None:
+        first = ask(prompt(question, source, wording=wording))
+        if first is None or wording != "judge" or not band[0] <= first < band[1]:
             return first
         again = ask(prompt(question, source, second=True))
         return first if again is None else (first + again) / 2

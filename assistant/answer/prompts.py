@@ -20,6 +20,8 @@ VARIABLES: dict[str, frozenset[str]] = {
     "judge": frozenset({"title", "abstract", "question"}),  # does this paper answer it?
     "judge_second": frozenset({"title", "abstract", "question"}),  # asked another way
     "judge_second_system": frozenset(),  # the second asking's system turn
+    # does the abstract say yes or no to a yes/no question? (its sentences stand for the answer)
+    "judge_verdict": frozenset({"title", "abstract", "question"}),
 }
 
 

@@ -48,6 +48,7 @@ class Calibration:
     judge_on: str = "abstract"  # what the judge reads: the whole "abstract" or the "excerpt"
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
     judge_band: tuple[float, float] = (0.0, 0.0)  # a first P(yes) here is asked again (from, below)
+    verdict: float = 0.0  # P(yes) that an abstract says yes or no, to quote it (0: never asked)
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -64,7 +65,8 @@ def calibration() -> Calibration:
                        float(data.get("judge_threshold", 0.0)),
                        str(data.get("judge_on", "abstract")),
                        float(data.get("judge_within", 0.0)),
-                       (float(band[0]), float(band[1])))
+                       (float(band[0]), float(band[1])),
+                       float(data.get("verdict_threshold", 0.0)))
 
 
 def _has_term(term: str, words: set[str]) -> bool:
