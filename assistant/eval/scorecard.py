@@ -4,6 +4,7 @@ and ``assistant eval`` itself (``run_eval_command``: run, print, write the repor
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -65,13 +66,17 @@ class Threshold:
 
     def problem(self, measured: float | None) -> str | None:
         """Why the gate fails for ``measured``, or None when it passes."""
-        sign = ">=" if self.bound == "min" else "<="
         if measured is None:
             return f"{self.metric}: not measured (no question of the set measures it); " \
-                   f"needs {sign} {self.value:g}"
+                   f"needs {_bound(self.bound, self.value)}"
         if (measured < self.value) if self.bound == "min" else (measured > self.value):
-            return f"{self.metric} = {measured:.4g}, needs {sign} {self.value:g}"
+            return f"{self.metric} = {measured:.4g}, needs {_bound(self.bound, self.value)}"
         return None
+
+
+def _bound(bound: str, value: float) -> str:
+    """A gate or target as written in the table and the report: ">= 0.95", "<= 0"."""
+    return f"{'>=' if bound == 'min' else '<='} {value:g}"
 
 
 def parse_thresholds(
@@ -81,14 +86,13 @@ def parse_thresholds(
     gates = []
     for bound, options in (("min", minimums), ("max", maximums)):
         for option in options:
-            name, equals, raw = option.partition("=")
+            name, _, raw = option.partition("=")  # without "=", raw is "" and not a number
             name = name.strip()
             try:
                 value = float(raw)
             except ValueError:
-                value = None
-            if not equals or value is None:
-                raise InputError(f"--{bound} {option!r}: expected METRIC=VALUE, such as hit@5=0.95")
+                raise InputError(
+                    f"--{bound} {option!r}: expected METRIC=VALUE, such as hit@5=0.95") from None
             if name not in HIGHER_IS_BETTER:
                 raise InputError(
                     f"--{bound}: unknown metric {name!r}; known: {', '.join(HIGHER_IS_BETTER)}"
@@ -132,13 +136,6 @@ def format_value(name: str, value: float | None) -> str:
     return f"{value:.3f}"
 
 
-def _target(name: str) -> str:
-    if name not in TARGETS:
-        return ""
-    bound, value = TARGETS[name]
-    return f"{'>=' if bound == 'min' else '<='} {value:g}"
-
-
 def render_table(metrics: Mapping[str, Mapping[str, float | None]], heading: str) -> str:
     """The metrics of each pipeline side by side, with the issue's targets."""
     pipelines = list(metrics)
@@ -154,7 +151,8 @@ def render_table(metrics: Mapping[str, Mapping[str, float | None]], heading: str
         for name in rows:
             cells = "".join(f"{format_value(name, metrics[p].get(name)):>{cell}}"
                             for p in pipelines)
-            lines.append(f"  {LABELS.get(name, name):<{width - 2}}{cells}   {_target(name)}".rstrip())
+            target = _bound(*TARGETS[name]) if name in TARGETS else ""
+            lines.append(f"  {LABELS.get(name, name):<{width - 2}}{cells}   {target}".rstrip())
     return "\n".join(lines)
 
 
@@ -179,11 +177,9 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     Returns 0, or 1 when a ``--min``/``--max`` gate is missed (one line per missed metric on
     stderr). A malformed gate or an unknown metric raises InputError (exit 1 from the CLI).
     """
-    import sys
-
     from assistant.eval.runner import run_eval
 
-    gates, where, path, questions = _read_args(args)
+    gates, path, questions = _read_args(args)
     target = report_path(settings, args.report)
     partial = target.with_name(target.stem + ".partial.jsonl")
     try:
@@ -195,13 +191,12 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     report = run_eval(
         settings, questions, retrieval_only=args.retrieval_only, baseline=not args.no_baseline,
         questions_file=str(path), progress=None if args.retrieval_only else _kept_in(partial),
-        ours=not args.baseline_only, where=where,
+        ours=not args.baseline_only, where=args.where,
     )
     failures = missed(gates, report.metrics["assistant"]) if gates else []
     data = report.to_dict()
     data["checks"] = {
-        "thresholds": [f"{g.metric} {'>=' if g.bound == 'min' else '<='} {g.value:g}"
-                       for g in gates],
+        "thresholds": [f"{g.metric} {_bound(g.bound, g.value)}" for g in gates],
         "missed": failures,
         "behind_baseline": behind_baseline(report.metrics),
     }
@@ -217,16 +212,14 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     return 1 if failures else 0
 
 
-def _read_args(args: Any) -> tuple[list[Any], list[str], Path, list[Question]]:
-    """(gates, --where expressions, questions file, questions), each checked before anything
-    runs."""
+def _read_args(args: Any) -> tuple[list[Any], Path, list[Question]]:
+    """(gates, questions file, questions), each checked, with --where, before anything runs."""
     from assistant import resources
     from assistant.api import parse_where
     from assistant.eval.questions import load_questions
 
     gates = parse_thresholds(args.min, args.max, measured(args.retrieval_only))
-    where = list(getattr(args, "where", None) or [])
-    parse_where(where)  # a bad --where fails before anything runs
+    parse_where(args.where)  # a bad --where fails before anything runs
     if args.baseline_only and (gates or args.no_baseline):
         raise InputError("--baseline-only runs the baseline alone: it takes no --min, --max "
                          "or --no-baseline")
@@ -234,14 +227,12 @@ def _read_args(args: Any) -> tuple[list[Any], list[str], Path, list[Question]]:
         raise InputError("--limit must be at least 1")
     path = args.questions or resources.eval_questions()
     split = None if args.split == "both" else args.split
-    return gates, where, path, load_questions(path, split)[: args.limit]
+    return gates, path, load_questions(path, split)[: args.limit]
 
 
 def _kept_in(partial: Path) -> Progress:
     """Progress that keeps each question's record in ``partial`` (a long run keeps what it has
     done so far, should it be interrupted) and prints a line for it on stderr."""
-    import sys
-
     def progress(pipeline: str, n: int, total: int, record: dict[str, Any],
                  seconds: float) -> None:
         with partial.open("a", encoding="utf-8") as out:
