@@ -12,6 +12,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,12 +31,7 @@ if TYPE_CHECKING:
     from assistant.api import Assistant
     from assistant.config import Settings
     from assistant.eval.baseline import Baseline
-    from assistant.ingest.corpus import Paper
 
-FOLLOWUP_NOTE = (
-    "retrieval-only: follow-ups are retrieved with the last history question and the follow-up "
-    "joined, not with the model's rewrite"
-)
 # (pipeline, number, of how many, the question's record, seconds it took)
 Progress = Callable[[str, int, int, dict[str, Any], float], None]
 
@@ -50,15 +46,15 @@ class EvalReport:
     questions_file: str
     settings: dict[str, Any]
     metrics: dict[str, dict[str, float | None]]
+    by_split: dict[str, dict[str, dict[str, float | None]]]
     by_type: dict[str, dict[str, dict[str, float | None]]]
     questions: dict[str, list[dict[str, Any]]]
-    notes: tuple[str, ...] = ()
-    seconds: float = 0.0
-    by_split: dict[str, dict[str, dict[str, float | None]]] | None = None
+    notes: tuple[str, ...]
+    seconds: float
 
     def columns(self) -> dict[str, dict[str, float | None]]:
         """The table's columns: each pipeline, per split when the run had several."""
-        if not self.by_split or all(len(s) < 2 for s in self.by_split.values()):
+        if all(len(s) < 2 for s in self.by_split.values()):
             return self.metrics
         return {f"{name} {split}": metrics for name, splits in self.by_split.items()
                 for split, metrics in splits.items()}
@@ -76,13 +72,11 @@ class EvalReport:
 def machine() -> str:
     """OS, architecture, core count and CPU model of this machine."""
     model = platform.processor() or "unknown CPU"
-    try:
+    with suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    except OSError:
-        pass
     return f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, {model}"
 
 
@@ -194,7 +188,8 @@ def _notes(questions: Sequence[Question], titles: dict[str, str], retrieval_only
     """What a reader of the report needs to know about how this run differs."""
     notes: list[str] = []
     if retrieval_only and any(q.history for q in questions):
-        notes.append(FOLLOWUP_NOTE)
+        notes.append("retrieval-only: follow-ups are retrieved with the last history question "
+                     "and the follow-up joined, not with the model's rewrite")
     if where:
         notes.append(f"the assistant retrieved only papers where {' and '.join(where)}; the "
                      "baseline retrieved from all of them")
@@ -229,14 +224,13 @@ def run_eval(
     retrieval_only: bool = False,
     baseline: bool = True,
     ours: bool = True,
-    papers: Sequence[Paper] | None = None,
     questions_file: str = "",
     progress: Progress | None = None,
     where: Sequence[str] = (),
 ) -> EvalReport:
-    """Score the assistant (unless not ``ours``) and the tutorial baseline over ``papers``
-    (default the bundled corpus) on ``questions``; the assistant's index must exist. The
-    assistant retrieves only papers ``where`` (``--where`` expressions) matches."""
+    """Score the assistant (unless not ``ours``) and the tutorial baseline over the bundled
+    corpus on ``questions``; the assistant's index must exist. The assistant retrieves only
+    papers ``where`` (``--where`` expressions) matches."""
     from assistant.api import Assistant
 
     if baseline:  # before the assistant's run, not after it
@@ -252,8 +246,8 @@ def run_eval(
         runs["assistant"] = _each("assistant", questions, progress, lambda q: _run_assistant(
             assistant, q, titles, retrieval_only, where))
     if baseline:
-        runs["baseline"] = _baseline_run(assistant, questions, papers, titles, notes,
-                                         retrieval_only, progress)
+        runs["baseline"] = _baseline_run(assistant, questions, titles, notes, retrieval_only,
+                                         progress)
     from assistant.models.llm import model_label
 
     return EvalReport(
@@ -275,19 +269,16 @@ def run_eval(
     )
 
 
-def _baseline_run(assistant: Assistant, questions: Sequence[Question],
-                  papers: Sequence[Paper] | None, titles: dict[str, str], notes: list[str],
-                  retrieval_only: bool, progress: Progress | None,
+def _baseline_run(assistant: Assistant, questions: Sequence[Question], titles: dict[str, str],
+                  notes: list[str], retrieval_only: bool, progress: Progress | None,
                   ) -> list[tuple[Outcome, dict[str, Any]]]:
-    """The tutorial baseline over ``papers`` (default the bundled corpus), with the
-    assistant's models; a note when it indexes other papers than the assistant."""
+    """The tutorial baseline over the bundled corpus, with the assistant's models; a note
+    when it indexes other papers than the assistant."""
+    from assistant import resources
     from assistant.eval.baseline import open_baseline
+    from assistant.ingest.corpus import load_papers
 
-    if papers is None:
-        from assistant import resources
-        from assistant.ingest.corpus import load_papers
-
-        papers = load_papers([resources.bundled_corpus_dir()])
+    papers = load_papers([resources.bundled_corpus_dir()])
     if {p.id for p in papers} != titles.keys():
         notes.append("the baseline indexes a different set of papers than the assistant")
     llm = None if retrieval_only else assistant.llm
