@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -286,7 +287,7 @@ def _write_whole(path: Path, text: str) -> None:
 
 
 def run_chat(assistant: Assistant, read_line: Reader, view: View, *, k: int | None = None,
-             intro: bool = True, prompt: str = "> ", where: list[str] | None = None) -> int:
+             intro: bool = True, where: list[str] | None = None) -> int:
     """Converse until EOF or /quit; returns the exit code (1 when there is no index)."""
     chat = Chat(assistant, view, k or assistant.settings.retrieval.k, where=list(where or []))
     try:
@@ -298,7 +299,7 @@ def run_chat(assistant: Assistant, read_line: Reader, view: View, *, k: int | No
         view.note(f"{count} papers indexed. Ask a question; /help lists commands, Ctrl-D leaves.")
     while True:
         try:
-            line = read_line(prompt).strip()
+            line = read_line("> ").strip()
         except EOFError:
             return 0
         except KeyboardInterrupt:
@@ -332,12 +333,9 @@ def run_chat_command(settings: Settings, k: int | None = None,
     if sys.stdin.isatty() and sys.stdout.isatty():
         from rich.console import Console
 
-        known: list[str] = []
-
-        def titles() -> list[str]:  # asked on every key press: read the index once
-            if not known:
-                known.extend(p.title for p in assistant.papers(abstracts=False))
-            return known
+        @cache  # asked on every key press: read the index once
+        def titles() -> list[str]:
+            return [p.title for p in assistant.papers(abstracts=False)]
 
         reader = terminal_reader(history_path(settings), lambda text: complete(text, titles))
         return run_chat(assistant, reader, RichView(Console()), k=k, where=where)
