@@ -160,17 +160,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise InputError(f"--limit {args.limit}: give a number of papers, 1 or more")
     flt = parse_where(args.where)
     settings = _settings(args)
-    progress_bar = None
+    progress_bar, task = None, None
     if not args.json and sys.stderr.isatty():
         from rich.progress import Progress
 
         progress_bar = Progress(transient=True)
-    task = None
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int) -> None:  # only called with a progress bar
         nonlocal task
-        if progress_bar is None:
-            return
         if task is None:
             progress_bar.start()
             task = progress_bar.add_task("Embedding chunks", total=total)
@@ -178,10 +175,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     files: list[Any] = []
     try:
-        report = build_index(settings, args.paths or None, rebuild=args.rebuild, progress=progress,
-                             limit=args.limit, keep=flt.matches if flt else None, summaries=files)
+        report = build_index(settings, args.paths or None, rebuild=args.rebuild,
+                             progress=progress if progress_bar else None, limit=args.limit,
+                             keep=flt.matches if flt else None, summaries=files)
     finally:
-        if progress_bar is not None and task is not None:
+        if task is not None:  # the bar was started
             progress_bar.stop()
     if args.json:
         _print_json({**report.as_dict(), "files": [f.as_dict() for f in files]})
