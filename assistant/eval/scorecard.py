@@ -163,14 +163,6 @@ def measured(retrieval_only: bool) -> list[str]:
     return list(HIGHER_IS_BETTER)
 
 
-def report_path(settings: Settings, given: Path | None) -> Path:
-    """``given``, or ``<cache>/eval/report-<UTC timestamp>.json``."""
-    if given is not None:
-        return given
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return settings.storage.cache_path() / "eval" / f"report-{stamp}.json"
-
-
 def run_eval_command(settings: Settings, args: Any) -> int:
     """``assistant eval``: run, print the table (or JSON), write the report, apply the gates.
 
@@ -180,7 +172,8 @@ def run_eval_command(settings: Settings, args: Any) -> int:
     from assistant.eval.runner import run_eval
 
     gates, path, questions = _read_args(args)
-    target = report_path(settings, args.report)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = args.report or settings.storage.cache_path() / "eval" / f"report-{stamp}.json"
     partial = target.with_name(target.stem + ".partial.jsonl")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
