@@ -252,7 +252,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_chat(args: argparse.Namespace) -> int:
     from assistant.chat.repl import run_chat_command
 
-    return run_chat_command(_settings(args, model=args.model), k=args.k, where=args.where)
+    return run_chat_command(_model_settings(args), k=args.k, where=args.where)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

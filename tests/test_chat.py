@@ -313,6 +313,13 @@ def test_piped_chat_without_an_index_exits_1() -> None:
     assert "run `assistant index`" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_chat_says_its_model_flag_applies_to_servers_only() -> None:
+    """As `ask`, `mcp` and `serve` do: --model names a server's model, not the embedded one."""
+    result = run_cli("chat", "--model", "gpt-4o-mini", input="What is SAFER?\n",
+                     env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
+    assert "--model applies to OpenAI-compatible servers" in result.stderr
+
+
 # Real model, real CLI -------------------------------------------------------------------------
 
 def _real_env(bundled_home: Path, tmp_path: Path) -> dict[str, str]:
