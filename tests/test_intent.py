@@ -35,6 +35,9 @@ KINDS = [
      "identify"),
     ("DrPose and JOSH both reconstruct 3D humans. How do their methods differ?", "list"),
     ("We run ViTs on edge boards. How does PEA adapt them?", "fact"),
+    # typed in lower case, the asking sentence still starts (not after "i.e.")
+    ("i train gflownets with offline data. is there a paper that supports that?", "identify"),
+    ("What is HAQO built from, i.e. which components does it unify?", "fact"),
     # "works", "studies" as verbs are not papers to list
     ("point me to a paper that plans in plain English and works backward from the goal",
      "identify"),

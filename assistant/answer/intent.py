@@ -110,8 +110,7 @@ _DEPENDENT = re.compile(
     r"|\b(?:the|that)\s+(?:method|paper|model|approach|framework|work|authors|dataset|"
     r"algorithm|first|second|other|one|technique|system|study|benchmark)s?\b"
     rf"|\b(?:{_AUX[3:-1]}|about|of|from|with|on|in|to|for|like)\s+that\b(?!\s+[a-z]+s\b)",
-    re.IGNORECASE,
-)
+    re.IGNORECASE)
 _NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
 # "papers that …" / "works which …": a list with its own topic, whose "they" is its own.
 _OWN_LIST = re.compile(rf"\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b",
@@ -169,10 +168,15 @@ def asking(question: str) -> str:
     return question if _POINTS_BACK.search(ask) else ask
 
 
+_LOWER_START = re.compile(r"(?<=\w\w[.!?])\s+(?=(?:is|are|does|do|can|has|have|which|what|"
+                          r"how|any|who)\b)")  # not after "i.e."
+
+
 def _asking_sentence(text: str) -> str:
-    """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?"),
-    the last sentence that asks; else the whole text."""
-    sentences = split_sentences(text)
+    """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?",
+    also typed in lower case: "… mixed in. is there …?"), the last sentence that asks; else
+    the whole text."""
+    sentences = [p for s in split_sentences(text) for p in _LOWER_START.split(s)]
     asking = [i for i, s in enumerate(sentences) if s.rstrip().endswith("?")]
     if len(sentences) < 2 or not asking:
         return text
