@@ -162,6 +162,10 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     ("I doubt it exists, but is there a result on private Nash equilibria?", False),
     ("Think carpools: has anyone learned how to split a crowd into teams?", False),
     ("For GlowQ, what does the group share?", False),
+    ("Which baseline, if any, does GlowQ beat?", False),
+    ("How, in short, do SAFER and UEC use uncertainty?", False),
+    ("I tried GlowQ, and liked it. What does it share across layers?", False),
+    ("I skimmed GlowQ, but have people tried it on speech?", False),
     ("Is there work on GlowQ for speech?", False),  # asks for papers
     ("Does any paper use Gaussian splatting?", False),
     ("What does TEDM do?", False),

@@ -257,10 +257,10 @@ def asks_whether(question: str) -> bool:
 
 
 _YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "New topic: does …"
-# after a clause that sets it up ("If I use SAFER, can I …?", "X vs Y: does either …?"); not
-# "I doubt it, but is there a paper …?", which asks for papers
-_YES_NO_AFTER = re.compile(rf"^[^?]{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{_AUX})\b"
-                           r"(?!\s+(?:there|any(?:one|body)|some(?:one|body))\b)")
+# after a clause ("If I use SAFER, can I …?", "X vs Y: does either …?"); not "…, but is there …?"
+_YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|where)\b)[^?.!]"
+                           rf"{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{_AUX})\b(?!\s+"
+                           r"(?i:there|any(?:one|body)|some(?:one|body)|people|others|anything)\b)")
 
 
 def asks_yes_or_no(question: str) -> bool:
@@ -268,8 +268,8 @@ def asks_yes_or_no(question: str) -> bool:
     an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
     own = asked(question)
     last = _asking_sentence(own)  # "My team …. Does X …?"
-    return kind_of(question) == "fact" and any(
-        pattern.match(text) for pattern in (_YES_NO, _YES_NO_AFTER) for text in (own, last))
+    return kind_of(question) == "fact" and bool(
+        _YES_NO.match(own) or _YES_NO.match(last) or _YES_NO_AFTER.match(last))
 
 
 _RANKS = re.compile(
