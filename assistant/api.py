@@ -222,7 +222,7 @@ class Assistant:
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
-                judge=self.judge if fitted.judge > 0 else None,
+                judge=self.judge if fitted.judge > 0 or fitted.verdict > 0 else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved, shown=shown,

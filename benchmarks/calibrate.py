@@ -193,7 +193,8 @@ def main() -> int:
     print(json.dumps(result, indent=2))
     if args.write:
         target = ROOT / "assistant" / "data" / "support.json"
-        target.write_text(json.dumps({"weights": weights, "bias": round(bias, 4),
+        kept = json.loads(target.read_text()) if target.exists() else {}  # the judges' fits
+        target.write_text(json.dumps({**kept, "weights": weights, "bias": round(bias, 4),
                                       "threshold": threshold, "relative": relative,
                                       "fitted_on": "dev",
                                       "created": result["created"]}, indent=2) + "\n")

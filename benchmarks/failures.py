@@ -40,8 +40,9 @@ def why(record: dict, question: dict) -> str | None:
                 return ("false abstention: the model said the sources do not answer "
                         f"(support {best:.4f})")
             return f"false abstention before the model (support {best:.4f})"
-        first = record["dropped"][0]
-        return f'false abstention: dropped "{first["sentence"][:70]}" ({first["reason"]})'
+        # the last reason decided it: a dropped "Yes, …" and then the judge's no
+        last = record["dropped"][-1]
+        return f'false abstention: dropped "{last["sentence"][:70]}" ({last["reason"]})'
     parts = []
     missed = _facts(record, question)
     if missed:

@@ -53,9 +53,11 @@ def probe(split: str, out: Path, limit: int | None, on: str, null: bool,
     support.calibration = lambda: replace(shipped, judge=1.01, judge_on=on, judge_within=0.0)  # judge them all
     calls: list[dict] = []
 
-    def recording(question: str, source: Source) -> float | None:
+    def recording(question: str, source: Source, wording: str = "judge") -> float | None:
         started = time.perf_counter()
-        value = real(question, source)
+        value = real(question, source, wording)
+        if wording != "judge":  # the yes/no verdict (benchmarks/verdict_probe.py), not a paper
+            return value
         calls.append({"paper_id": source.paper_id, "support": source.support,
                       "p_yes": round(value or 0.0, 4), "chars": len(" ".join(source.passages)),
                       "seconds": round(time.perf_counter() - started, 2)})

@@ -304,3 +304,53 @@ def test_the_shipped_verdict_threshold_is_below_the_judges() -> None:
     """Asked only after the abstract's words were chosen over the model's verdict: it stops
     the near misses the judge is surest of, not every unsure one."""
     assert 0.0 < _SHIPPED.verdict < _SHIPPED.judge
+
+
+class _Server:
+    """Stands in for an OpenAI-compatible chat model: each call returns the next reply."""
+
+    openai_api_base = "http://127.0.0.1:9/v1"
+
+    def __init__(self, *tops: list[tuple[str, float]] | None) -> None:
+        self.tops, self.calls = list(tops), 0
+
+    def bind(self, **_kwargs):
+        return self
+
+    def invoke(self, _messages):
+        from langchain_core.messages import AIMessage
+
+        self.calls += 1
+        top = self.tops.pop(0)
+        content = [] if top is None else [
+            {"token": top[0][0], "top_logprobs": [{"token": t, "logprob": v} for t, v in top]}]
+        return AIMessage("", response_metadata={"logprobs": {"content": content}})
+
+
+def test_a_server_reply_without_yes_or_no_does_not_turn_the_judge_off(bundled_home,
+                                                                        minilm) -> None:
+    """Top tokens with neither yes nor no say nothing of that one question; a server that
+    gives no logprobs at all is not asked again (the answer is written instead)."""
+    source = Assistant(Settings(home=bundled_home), embeddings=minilm).retrieve(WHICH)[0]
+    server = _Server([("The", -0.1)], [("Yes", math.log(0.8)), ("No", math.log(0.2))], None,
+                     [("Yes", -0.1)])
+    judge = build_judge(server)
+    assert judge(WHICH, source) is None
+    assert judge(WHICH, source) == pytest.approx(0.8)
+    assert judge(WHICH, source, "judge_verdict") is None  # no logprobs: off from now on
+    assert judge(WHICH, source) is None and server.calls == 3
+
+
+def test_the_verdict_judge_works_with_the_paper_judge_off(bundled_home, minilm,
+                                                         monkeypatch) -> None:
+    """``judge_threshold`` 0 turns off judging papers, not the yes/no verdict's judge."""
+    monkeypatch.setattr("assistant.answer.support.calibration",
+                        lambda: replace(_SHIPPED, judge=0.0))
+    llm = WritesAndJudges(responses=["Yes, Value Matching has been used for protein structure "
+                                     "design [1].", "GlowQ [1]."], p_yes=0.2, prompts=[])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    answer = assistant.ask("Has Value Matching been used for protein structure design?")
+    assert answer.abstained and [p for p in llm.prompts if "either yes or no" in p]
+    llm.prompts.clear()
+    assistant.ask(WHICH)  # written and checked: no paper is put to the judge
+    assert llm.prompts == []

@@ -103,7 +103,8 @@ def generate(
     reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
                    model, started if started is not None else time.perf_counter(),
                    retrieve_seconds, judge)
-    backing, judged_only = _gate(question, sources, config, judged=judge is not None)
+    judging = judge is not None and config.judge_threshold > 0  # else only the verdict's
+    backing, judged_only = _gate(question, sources, config, judged=judging)
     if not backing or not covered(question, backing, config) or unheld(question, sources):
         yield from reply.abstain()
         return
@@ -114,8 +115,7 @@ def generate(
         several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
         known=known,
     ))
-    if judge is not None and identifies(question) and (yield from reply.judged(judge,
-                                                                          judged_only)):
+    if judging and identifies(question) and (yield from reply.judged(judge, judged_only)):
         return
     yield from reply.written(llm, shown or question)
 

@@ -72,14 +72,15 @@ def _twice(ask: Callable[[list[BaseMessage]], float | None],
     return judge
 
 
-def _server_yes(llm: Any, messages: list[BaseMessage]) -> float | None:
-    """From an OpenAI-compatible server's ``logprobs`` (None when it gives none)."""
+def _server_yes(llm: Any, messages: list[BaseMessage]) -> tuple[float | None, bool]:
+    """(P(yes), whether the server gave ``logprobs`` at all) from an OpenAI-compatible server:
+    a reply whose top tokens hold neither yes nor no says nothing of this question only."""
     reply = llm.bind(logprobs=True, top_logprobs=10, max_tokens=1, temperature=0).invoke(messages)
     content = ((reply.response_metadata or {}).get("logprobs") or {}).get("content") or []
     if not content:
-        return None
+        return None, False
     top = [(t["token"], float(t["logprob"])) for t in content[0].get("top_logprobs") or []]
-    return share_of_yes(top)
+    return share_of_yes(top), True
 
 
 def build_judge(llm: BaseChatModel, band: tuple[float, float] = (0.0, 0.0)) -> Judge | None:
@@ -95,10 +96,10 @@ def build_judge(llm: BaseChatModel, band: tuple[float, float] = (0.0, 0.0)) -> J
             if unable:
                 return None
             try:
-                value = _server_yes(llm, messages)
+                value, gives = _server_yes(llm, messages)
             except Exception:  # noqa: BLE001  (a server that refuses logprobs: write instead)
-                value = None
-            if value is None:
+                value, gives = None, False
+            if not gives:
                 unable.append(True)  # not asked again: the answer is written and checked
             return value
         return _twice(server_yes, band)
