@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.intent import asks_for_name, kind_of, needs_rewrite, ranks, read, topic_terms
+from assistant.answer.intent import (
+    asks_for_name,
+    asks_whether,
+    kind_of,
+    needs_rewrite,
+    ranks,
+    topic_terms,
+)
+from assistant.text.sentences import question_names
 
 KINDS = [
     # one paper is the answer
@@ -128,9 +136,9 @@ def test_topic_terms_leave_out_the_frame() -> None:
     assert topic_terms("Point me to a paper that uses speculative decoding.") == {
         "speculativ", "decod"}
     assert topic_terms("Name a method for Gaussian splatting") == {"gaussian", "splatt"}
-    intent = read("Is there work on GlowQ for speech?")
-    assert intent.exists and intent.kind == "identify" and intent.names == {"glowq"}
-    assert {"speech", "glowq"} <= intent.topic
+    question = "Is there work on GlowQ for speech?"
+    assert asks_whether(question) and kind_of(question) == "identify"
+    assert question_names(question) == {"glowq"} and {"speech", "glowq"} <= topic_terms(question)
 
 
 @pytest.mark.parametrize(("question", "whether"), [

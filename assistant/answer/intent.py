@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from assistant.text.sentences import (
     NAME,
     normalise,
-    question_names,
     split_sentences,
     without_instructions,
     without_venues,
@@ -127,16 +125,6 @@ _PART_OF = re.compile(rf"^\W*(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:\w+
 def _part_of_named(question: str) -> bool:
     found = _PART_OF.match(question)
     return bool(found and _STRONG.search(found["rest"]))
-
-
-@dataclass(frozen=True)
-class Intent:
-    """What a question asks for, read off its words."""
-
-    kind: Kind
-    exists: bool  # "is there …?": whether such a paper exists
-    names: frozenset[str]  # methods, datasets, acronyms it names (normalised)
-    topic: frozenset[str]  # stems of its content words, the frame ("which paper …") removed
 
 
 def asked(question: str) -> str:
@@ -317,13 +305,6 @@ def topic_terms(question: str) -> set[str]:
     """Stems of the words that say what a question is about, without the words that frame
     it ("which paper", "point me to", "name a method")."""
     return {t for t in terms(asked(question)) if t not in _FRAME and len(t) > 1}
-
-
-def read(question: str) -> Intent:
-    """Everything this module reads off a question, at once."""
-    return Intent(kind=kind_of(question), exists=asks_whether(question),
-                  names=frozenset(question_names(question)),
-                  topic=frozenset(topic_terms(question)))
 
 
 def asked_for(question: str) -> set[str] | None:
