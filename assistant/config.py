@@ -49,7 +49,7 @@ class StorageSettings(_Group):
     )
     cache_dir: Path | None = Field(
         None,
-        description="assembled model file, tiktoken encodings, chat history, the embedded "
+        description="assembled model file, tiktoken encodings, the embedded "
         "model's saved system-prompt states (`prompt-states/`, at most 8 of about 13 MB). "
         "Unset: the user cache folder (`~/.cache/assistant`).",
     )
@@ -67,7 +67,7 @@ class StorageSettings(_Group):
         return resources.default_vectorstore()
 
     def cache_path(self) -> Path:
-        """Folder for caches (model file, tiktoken encodings, chat history)."""
+        """Folder for caches (model file, tiktoken encodings, saved prompt states)."""
         if self.cache_dir is not None:
             return self.cache_dir.expanduser()
         if self.home is not None:
