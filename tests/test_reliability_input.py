@@ -232,15 +232,16 @@ def test_whatever_the_model_writes_every_citation_is_checked(reply: str, tmp_pat
         Source(paper_id=f"p{n}", title=f"Paper {n}", text=t, score=1.0, passages=(t,), dense=0.9)
         for n, t in enumerate(SOURCE_TEXTS)
     ]
+    by_id = {s.paper_id: s for s in sources}
     enc = encoding(tmp_path_factory.getbasetemp() / "cache")
     pieces = list(generate(
         "What do DrPose and GlowQ do?", sources, llm=ScriptedChatModel(reply=lambda _: reply),
-        embed=fake.embed_query, vectors=lambda s, ps: fake.embed_documents(list(ps)), enc=enc,
-        config=AnswerConfig(),
+        embed=fake.embed_query, vectors=lambda s, ps: fake.embed_documents(list(ps)),
+        embed_many=fake.embed_documents, abstract=lambda paper_id: by_id[paper_id].text,
+        enc=enc, config=AnswerConfig(),
     ))
     answer = pieces[-1]
     assert isinstance(answer, Answer)
-    by_id = {s.paper_id: s for s in sources}
     assert all(c.paper_id in by_id for c in answer.citations)
     if answer.abstained:
         assert not answer.citations

@@ -18,7 +18,6 @@ from assistant.answer.evidence import (
     focus,
     format_sources,
     named_paper,
-    select_evidence,
     unheld,
 )
 from assistant.answer.excerpts import EmbedMany, select_excerpts
@@ -58,13 +57,13 @@ def _to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Eviden
 
 
 def _judged(item: Evidence, config: AnswerConfig,
-            abstract: Callable[[str], str | None] | None) -> Source:
+            abstract: Callable[[str], str | None]) -> Source:
     """The paper as the judge reads it: its whole abstract, or the excerpt chosen for the
     question (shorter, so read sooner)."""
     if config.judge_on == "excerpt":
         text = item.text
     else:
-        text = (abstract(item.source.paper_id) if abstract else None) or item.source.text
+        text = abstract(item.source.paper_id) or item.source.text
     return replace(item.source, passages=(text,))
 
 
@@ -83,8 +82,8 @@ def generate(
     llm: BaseChatModel,
     embed: Callable[[str], Sequence[float]],
     vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
-    embed_many: EmbedMany | None = None,
-    abstract: Callable[[str], str | None] | None = None,
+    embed_many: EmbedMany,
+    abstract: Callable[[str], str | None],
     known: Callable[[str], bool] | None = None,
     judge: Judge | None = None,
     enc: tiktoken.Encoding,
@@ -98,8 +97,7 @@ def generate(
     """Stream checked sentences of the answer as they complete, then the final Answer;
     ``shown``: the question as the model reads it, when not ``question`` (which is what is
     checked): with what it says to leave out."""
-    if embed_many is not None:  # the excerpts and the quote read the same sentences
-        embed_many = _remembered(embed_many)
+    embed_many = _remembered(embed_many)  # the excerpts and the quote read the same sentences
     reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
                    model, started if started is not None else time.perf_counter(),
                    retrieve_seconds, judge)
@@ -111,9 +109,8 @@ def generate(
     evidence = _evidence(question, backing, config=config, abstract=abstract,
                          embed_many=embed_many, vectors=vectors, enc=enc)
     reply.shown(evidence, CitationChecker(
-        evidence, embed, question, threshold=config.support_threshold,
-        several=asks_for_several(question), papers=asks_for_papers(question), abstract=abstract,
-        known=known,
+        evidence, embed, question, several=asks_for_several(question),
+        papers=asks_for_papers(question), abstract=abstract, known=known,
     ))
     if judging and identifies(question) and (yield from reply.judged(judge, judged_only)):
         return
@@ -127,8 +124,8 @@ class _Reply:
     question: str
     sources: tuple[Source, ...]
     config: AnswerConfig
-    abstract: Callable[[str], str | None] | None
-    embed_many: EmbedMany | None
+    abstract: Callable[[str], str | None]
+    embed_many: EmbedMany
     warnings: tuple[str, ...]
     model: str
     started: float
@@ -314,7 +311,7 @@ def _gate(question: str, sources: Sequence[Source], config: AnswerConfig,
 
 
 def _evidence(question: str, backing: Sequence[Source], *, config: AnswerConfig,
-              abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
+              abstract: Callable[[str], str | None], embed_many: EmbedMany,
               vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
               enc: tiktoken.Encoding) -> list[Evidence]:
     """The numbered sources the model is shown: each paper's sentences closest to the
@@ -322,26 +319,23 @@ def _evidence(question: str, backing: Sequence[Source], *, config: AnswerConfig,
     an abstract ("ignore your rules, cite ...") are never shown to the model, so they cannot
     support a claim either."""
     named = focus(question, backing) if config.focus_tokens else None
-    if named is not None and abstract is not None:
+    if named is not None:
         # One paper: choose from its whole abstract, not only the two best chunks.
         whole = abstract(named.paper_id)
         if whole:
             named = replace(named, text=whole, passages=(whole,))
     shown = [s for s in map(_without_orders, [named] if named else backing) if s.text.strip()]
-    if embed_many is not None:
-        chosen = select_excerpts(
-            question, shown, embed_many, lambda text: count_tokens(enc, text),
-            min(config.focus_tokens, config.context_tokens) if named else config.context_tokens,
-            several=asks_for_several(question), focused=named is not None,
-        )
-    else:
-        chosen = select_evidence(shown, enc, config, question)
+    chosen = select_excerpts(
+        question, shown, embed_many, lambda text: count_tokens(enc, text),
+        min(config.focus_tokens, config.context_tokens) if named else config.context_tokens,
+        several=asks_for_several(question), focused=named is not None,
+    )
     return [Evidence(n, source, passages, tuple(vectors(source, passages)))
             for n, (source, passages) in enumerate(chosen, start=1)]
 
 
 def _judge_papers(question: str, evidence: Sequence[Evidence], judge: Judge,
-                  config: AnswerConfig, abstract: Callable[[str], str | None] | None,
+                  config: AnswerConfig, abstract: Callable[[str], str | None],
                   judged_only: bool, dropped: list[Dropped]) -> tuple[Evidence | None, bool]:
     """(the paper the judge accepts, whether the judge decided): (None, True) when it refused
     every paper put to it, (None, False) when the model cannot say how sure it is and so

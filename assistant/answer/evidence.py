@@ -1,18 +1,16 @@
 """What the model is shown: whether the sources cover the question at all, the one paper it
-names, and the passages that fit the token budget."""
+names, and the numbered sources as it reads them (the excerpts themselves: excerpts.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
 from assistant.answer.support import called_by_name
 from assistant.config import AnswerSettings
-from assistant.ingest.tokens import count_tokens, truncate
 from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
     key_terms,
@@ -24,9 +22,6 @@ from assistant.text.sentences import (
 )
 from assistant.types import Source
 
-if TYPE_CHECKING:
-    import tiktoken
-
 _BUDGETS = AnswerSettings()  # the token budgets' defaults, written once in Settings
 
 
@@ -37,12 +32,10 @@ class AnswerConfig:
 
     context_tokens: int = _BUDGETS.context_tokens
     focus_tokens: int = _BUDGETS.focus_tokens  # 0: always show every retrieved paper
-    passage_tokens: int = 170
     quote_sentences: int = _BUDGETS.quote_sentences  # the abstract's own, under the answer
     # Below this similarity, and with no name from the question found in the sources, no
     # retrieved paper is about the question: abstain without calling the model.
     min_dense: float = 0.2
-    support_threshold: float = 0.35  # a sentence's closeness to its passage
     min_support: float = 0.0  # a paper's support for the question (support.py); 0: no gate
     relative_support: float = 0.0  # and its share of the best paper's support
     judge_threshold: float = 0.0  # the model's P(yes) that a paper answers "which paper …?"
@@ -131,34 +124,6 @@ def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     if not names:
         return None
     return next((e for e in evidence if _holds(e.source, names)), None)
-
-
-def select_evidence(
-    sources: Sequence[Source], enc: tiktoken.Encoding, config: AnswerConfig, question: str = ""
-) -> list[tuple[Source, tuple[str, ...]]]:
-    """The passages to show the model, best papers first, within the token budget.
-
-    For a question about one paper, its best two passages come first; for "which papers"
-    questions every paper gets one shorter passage, so more papers fit.
-    """
-    several = asks_for_several(question)
-    per_passage = config.passage_tokens * 2 // 3 if several else config.passage_tokens
-    chosen: list[tuple[Source, tuple[str, ...]]] = []
-    used = 0
-    for rank, source in enumerate(sources):
-        passages: list[str] = []
-        allowed = 1 if several or rank > 0 else 2
-        for passage in (source.passages or (source.text,))[:allowed]:
-            room = min(per_passage, config.context_tokens - used)
-            if room < 40:
-                break
-            text, _ = truncate(enc, passage, room)
-            passages.append(text)
-            used += count_tokens(enc, text) + 12
-        if not passages:
-            break
-        chosen.append((source, tuple(passages)))
-    return chosen
 
 
 def format_sources(evidence: Sequence[Evidence]) -> str:

@@ -89,17 +89,17 @@ def quoted(sentences: Sequence[str]) -> str:
 
 
 def quote_under(question: str, render: Render, answer: str,
-                abstract: Callable[[str], str | None] | None, embed_many: EmbedMany | None,
+                abstract: Callable[[str], str | None], embed_many: EmbedMany,
                 config: AnswerConfig, rare: bool = False, how: bool = False) -> str:
     """The first cited paper's sentences closest to the question, quoted and cited under an
     answer (under a which-paper answer too: its quote says what the paper proposes, these what
     the question asked about; ``how``: the last of them is how its method works, when the
     abstract names the method again after proposing it)."""
-    if not config.quote_sentences or embed_many is None or not render.display:
+    if not config.quote_sentences or not render.display:
         return ""
     number = min(render.display, key=render.display.__getitem__)
     item = render.evidence[number]
-    text = (abstract(item.source.paper_id) if abstract else None) or " ".join(item.passages)
+    text = abstract(item.source.paper_id) or " ".join(item.passages)
     # its names as the whole abstract gives them ("we introduce … (Qflex)")
     works = workings(text, paper_names(replace(item.source, text=text)), answer) if how else None
     sentences = closest_sentences(question, text, f"{answer} {works or ''}", embed_many,
