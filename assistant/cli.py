@@ -203,8 +203,7 @@ def cmd_papers(args: argparse.Namespace) -> int:
     if flt and not papers:
         raise InputError(f"no indexed paper matches --where {flt}; `assistant papers` lists them")
     if args.json:
-        _print_json([{k: v for k, v in p.as_dict().items() if k not in ("abstract", "raw_bibtex")}
-                     for p in papers])
+        _print_json([p.listed() for p in papers])
         return 0
     for number, paper in enumerate(papers, start=1):
         ids = f"arXiv {paper.arxiv_id}" if paper.arxiv_id else (

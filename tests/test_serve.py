@@ -5,6 +5,7 @@ that no embedded model is loaded."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -224,7 +225,7 @@ def test_a_client_that_hangs_up_mid_stream_frees_the_model(server, fake) -> None
 
 
 # The other routes --------------------------------------------------------------------------------
-def test_models_ask_papers_and_healthz(server, fake) -> None:
+def test_models_ask_papers_and_healthz(server, fake, bundled_home) -> None:
     models = server.client().models.list()
     assert [m.id for m in models.data] == ["assistant"]
 
@@ -240,6 +241,10 @@ def test_models_ask_papers_and_healthz(server, fake) -> None:
     assert len(papers) == 38 and DRPOSE in {p["title"] for p in papers}
     assert all("abstract" not in p for p in papers)
     assert server.health()["status"] == "ok"
+    # the papers as `assistant papers --json` lists them, field for field
+    listed = run_cli("papers", "--json", env=environment(bundled_home))
+    assert listed.returncode == 0, listed.stderr
+    assert papers == json.loads(listed.stdout)
 
 
 def test_ask_gives_what_ask_json_prints(server, fake, bundled_home) -> None:

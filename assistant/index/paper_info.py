@@ -35,6 +35,11 @@ class PaperInfo:
     def as_dict(self) -> dict[str, Any]:
         return {**self.__dict__, "display_title": self.display_title}
 
+    def listed(self) -> dict[str, Any]:
+        """As `assistant papers --json` and `GET /v1/papers` list it: without the abstract and
+        the original BibTeX entry (the paper's own commands give those)."""
+        return {k: v for k, v in self.as_dict().items() if k not in ("abstract", "raw_bibtex")}
+
 
 def paper_info(m: dict[str, Any], abstract: str) -> PaperInfo:
     """A paper as its first chunk's metadata records it."""

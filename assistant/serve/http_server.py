@@ -279,8 +279,7 @@ def _reading_routes(app: Any, assistant: Assistant, turns: Turns,
             found = await run_in_threadpool(assistant.papers, False)
         except Exception as exc:  # noqa: BLE001 - a failed request must not end the server
             return failed(exc)
-        return {"object": "list", "data": [
-            {k: v for k, v in p.as_dict().items() if k != "abstract"} for p in found]}
+        return {"object": "list", "data": [p.listed() for p in found]}
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
