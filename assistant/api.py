@@ -86,6 +86,7 @@ class Assistant:
         self._store = store
         self._retriever: HybridRetriever | None = None
         self._judge: tuple[Judge | None] | None = None  # built with the model, once
+        self._keys: tuple[str, dict[str, str]] | None = None  # (index version, BibTeX keys)
         self._build_lock = threading.RLock()
 
     # Parts -------------------------------------------------------------------------
@@ -189,9 +190,25 @@ class Assistant:
         if not answer.citations:
             return answer
         papers = self.store.first_chunks(sorted({c.paper_id for c in answer.citations}))
+        keys = self._bibtex_keys()
         citations = tuple(replace(c, bibtex=bibtex_entry(papers.get(c.paper_id) or {
-            "title": c.title, "arxiv_id": c.arxiv_id})) for c in answer.citations)
+            "title": c.title, "arxiv_id": c.arxiv_id}, keys.get(c.paper_id)))
+            for c in answer.citations)
         return replace(answer, citations=citations)
+
+    def _bibtex_keys(self) -> dict[str, str]:
+        """The key of each paper's made BibTeX entry, one paper per key in the whole index
+        ("anon2026efficient", "anon2026efficienta": two titles starting "Efficient"), so
+        entries saved from different answers never clash; kept until the index changes."""
+        from assistant.answer.references import citation_key, unique_keys
+
+        version = self.store.version()
+        if self._keys is None or self._keys[0] != version:
+            made = sorted((p.id, citation_key(p)) for p in self.store.papers(abstracts=False)
+                          if not p.raw_bibtex)
+            self._keys = (version, dict(zip([i for i, _ in made],
+                                            unique_keys(k for _, k in made), strict=True)))
+        return self._keys[1]
 
     def _pieces(
         self, question: str, history: History | None, k: int | None, flt: Filter

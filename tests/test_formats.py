@@ -360,6 +360,26 @@ def test_generated_entries_have_stable_keys_and_read_back() -> None:
                                                           "Trans. Mach. Learn. Res. 2025")
 
 
+def test_made_keys_never_clash_across_answers(bundled_home, minilm) -> None:
+    """Two bundled titles start with "Efficient" (no authors): answers citing one each, saved
+    together (chat's /save refs.bib), give two keys, and a paper keeps its key."""
+    from assistant.api import Assistant
+    from assistant.config import Settings
+    from assistant.types import Answer, Citation
+
+    assistant = Assistant(Settings(home=bundled_home), embeddings=minilm)
+    papers = [p for p in assistant.papers(abstracts=False) if p.title.startswith("Efficient")]
+    assert len(papers) == 2 and len({citation_key(p) for p in papers}) == 1
+
+    def cited(paper):
+        return assistant._cite(Answer("q", "x [1].", (Citation(1, paper.id, paper.title, ""),),
+                                      (), False))
+    answers = [cited(p) for p in papers]
+    keys = [e.key for e in _read_back("\n\n".join(a.bibtex() for a in answers)).entries]
+    assert len(set(keys)) == 2 and all(k.startswith(citation_key(papers[0])) for k in keys)
+    assert cited(papers[1]).bibtex() == answers[1].bibtex()
+
+
 def test_special_characters_are_escaped_so_the_entry_reads_back() -> None:
     paper = {"title": "The {odd} 50% & #1 title_with $x^{2}$ in it", "authors": ["Zoë Ø'Łuk"],
              "year": 2024, "venue": "Proceedings of Things", "url": "https://x.org/a_{b}%20c"}

@@ -108,26 +108,33 @@ def generated_entry(ref: Mapping[str, Any] | Any, key: str | None = None) -> Ent
     return Entry(entry_type, key or citation_key(ref), [Field(k, v) for k, v in fields])
 
 
-def bibtex_entry(ref: Mapping[str, Any] | Any) -> str:
-    """The paper's BibTeX: its original entry when ``raw_bibtex`` is known, else a made one."""
+def bibtex_entry(ref: Mapping[str, Any] | Any, key: str | None = None) -> str:
+    """The paper's BibTeX: its original entry when ``raw_bibtex`` is known, else a made one
+    (under ``key`` when given: ``unique_keys``)."""
     raw = _get(ref, "raw_bibtex")
     if raw:
         return str(raw).strip()
-    return _write(generated_entry(ref))
+    return _write(generated_entry(ref, key))
+
+
+def unique_keys(keys: Iterable[str]) -> list[str]:
+    """``keys`` in order, a repeated one given ``a``, ``b``, … (case ignored, as BibTeX does)."""
+    seen: set[str] = set()
+    out = []
+    for key in keys:
+        unique = next(key + s for s in _suffixes() if (key + s).lower() not in seen)
+        seen.add(unique.lower())
+        out.append(unique)
+    return out
 
 
 def bibtex_document(refs: Iterable[Mapping[str, Any] | Any]) -> str:
     """The entries of several papers, one key each: a repeated key gets ``a``, ``b``, ..."""
-    seen: set[str] = set()
-    texts = []
-    for ref in refs:
-        text = bibtex_entry(ref)
-        key = _key_of(text) if _get(ref, "raw_bibtex") else citation_key(ref)
-        unique = next(key + s for s in _suffixes() if (key + s).lower() not in seen)
-        seen.add(unique.lower())
-        if unique != key:
-            text = _rekey(ref, text, key, unique)
-        texts.append(text)
+    refs = list(refs)
+    texts = [bibtex_entry(ref) for ref in refs]
+    keys = [_key_of(t) if _get(r, "raw_bibtex") else citation_key(r) for r, t in zip(refs, texts)]
+    texts = [t if new == key else _rekey(ref, t, key, new)
+             for ref, t, key, new in zip(refs, texts, keys, unique_keys(keys), strict=True)]
     return "\n\n".join(texts) + ("\n" if texts else "")
 
 
