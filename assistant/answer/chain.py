@@ -42,6 +42,7 @@ from assistant.types import Answer, Dropped, Source, Timings, Usage
 if TYPE_CHECKING:
     import tiktoken
     from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
 
     from assistant.answer.judge import Judge
 
@@ -112,7 +113,7 @@ def generate(
         evidence, embed, question, several=asks_for_several(question),
         papers=asks_for_papers(question), abstract=abstract, known=known,
     ))
-    if judging and identifies(question) and (yield from reply.judged(judge, judged_only)):
+    if judging and identifies(question) and (yield from reply.judged(judged_only)):
         return
     yield from reply.written(llm, shown or question)
 
@@ -142,12 +143,13 @@ class _Reply:
         self.render = Render({e.number: e for e in evidence})
         self.named = frozenset(named_each(self.question, [e.source for e in evidence]))
 
-    def judged(self, judge: Judge, judged_only: bool) -> Generator[str | Answer, None, bool]:
+    def judged(self, judged_only: bool) -> Generator[str | Answer, None, bool]:
         """"Which paper …?": the model judges each best-supported paper against the question,
         and the first it accepts is the answer, with its abstract's own sentence; a paper that
         is merely the nearest one is not (assistant/answer/judge.py). Whether the judge
         decided the answer (else the model writes it)."""
-        item, decided = _judge_papers(self.question, self.evidence, judge, self.config,
+        assert self.judge is not None
+        item, decided = _judge_papers(self.question, self.evidence, self.judge, self.config,
                                       self.abstract, judged_only, self.dropped)
         if item is not None:
             lead = "Yes: " if asks_whether(self.question) else ""
@@ -160,15 +162,10 @@ class _Reply:
         """The answer the model writes from the sources shown, ``asked`` the question as it
         reads it, each sentence checked as it completes; when none is kept, the ways out
         (``one_by_one``, ``instead``)."""
-        from langchain_core.messages import HumanMessage, SystemMessage
-
         assert self.checker is not None and self.render is not None
         writer = Writer(self.checker, self.render, self.dropped)
-        yield from writer.stream(llm, [
-            SystemMessage(load_prompt("system").format()),
-            HumanMessage(load_prompt("answer").format(sources=format_sources(self.evidence),
-                                                      question=asked)),
-        ], self.started)
+        yield from writer.stream(llm, _messages(load_prompt("answer").format(
+            sources=format_sources(self.evidence), question=asked)), self.started)
         each = called(self.question, self.evidence)
         if (not writer.kept and not writer.refused and len(each) > 1
                 and not ranks(self.question) and not asks_yes_or_no(self.question)):
@@ -186,8 +183,6 @@ class _Reply:
         names is asked about alone, shown only its own source, and checked as before. Not for
         a yes/no question ("Has GlowQ been compared with Qflex?"), which is about the two
         together, nor one asking which is more of something (``intent.ranks``)."""
-        from langchain_core.messages import HumanMessage, SystemMessage
-
         assert self.checker is not None and self.render is not None
         writer, usage = Writer(self.checker, self.render, self.dropped), first.usage
         for item in each:
@@ -195,8 +190,7 @@ class _Reply:
             text = load_prompt("answer_each").format(
                 sources=format_sources([item]), question=asked,
                 paper=self.checker.short_label(item), number=str(item.number))
-            yield from writer.stream(llm, [SystemMessage(load_prompt("system").format()),
-                                           HumanMessage(text)], self.started)
+            yield from writer.stream(llm, _messages(text), self.started)
             usage = Usage(usage.prompt_tokens + writer.usage.prompt_tokens,
                           usage.completion_tokens + writer.usage.completion_tokens)
         writer.refused, writer.usage, writer.first_token = False, usage, first.first_token
@@ -293,6 +287,13 @@ class _Reply:
             yield from self.the_abstract(about, writer.first_token, writer.usage)
         else:
             yield from self.abstain(writer.first_token, writer.usage)
+
+
+def _messages(text: str) -> list[BaseMessage]:
+    """The model's prompt: the system turn, then ``text``."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    return [SystemMessage(load_prompt("system").format()), HumanMessage(text)]
 
 
 def _gate(question: str, sources: Sequence[Source], config: AnswerConfig,
