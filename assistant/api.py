@@ -250,7 +250,7 @@ class Assistant:
         """(the question as it is searched for and checked, the papers found for it, the
         question as the model is shown it when that differs: with what it says to leave
         out); what was read differently from what was typed is added to ``warnings``."""
-        from assistant.answer.evidence import respelled
+        from assistant.answer.evidence import recased, respelled
         from assistant.ingest.tokens import truncate
         from assistant.text.sentences import without_instructions, without_style
 
@@ -269,6 +269,9 @@ class Assistant:
         if " ".join(plain.split()) != " ".join(standalone.split()):
             warnings.append("answered in the abstracts' own terms: each sentence must be "
                             "checked against them, so the request about style was set aside")
+        # "how was timeomni-1 trained?": a name typed in lower case is read as the papers
+        # write it
+        plain = recased(plain, self.retriever.spelling)
         standalone, excluded = _left_out(plain)
         if excluded:
             warnings.append("searched without what the question leaves out ("

@@ -437,3 +437,22 @@ def test_a_list_leaves_out_what_the_question_says_not_to_count(bundled_home, min
     assert any("GFlowNet" in s.title for s in assistant._find(wide, None, None))
     kept = assistant._find(wide, None, None, ("GFlowNets",))
     assert len(kept) == len(answer.sources) and not any("GFlowNet" in s.title for s in kept)
+
+
+@pytest.mark.parametrize(("question", "title", "reply"), [
+    ("does qavatar come with any theoretical analysis or is it purely empirical?",
+     "Cross-Domain Policy Optimization via Bellman Consistency and Hybrid Critics",
+     "The abstract characterizes the convergence behavior of QAvatar [1]."),
+    ("what does timeomni-1 deliver across tasks?",
+     "TimeOmni-1: Incentivizing Complex Reasoning with Time Series in Large Language Models",
+     "TimeOmni-1 delivers strong out-of-distribution generalization across all tasks [1]."),
+])
+def test_a_name_typed_in_lower_case_finds_its_paper(bundled_home, minilm, question,
+                                                    title, reply) -> None:
+    """"qavatar" is "$Q$Avatar" in its abstract, "timeomni-1" is "TimeOmni-1": typed in lower
+    case they were no names, the paper was not retrieved or fell under the support gate, and
+    the question was refused before the model."""
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert answer.question != question and answer.question.lower() == question.lower()
+    assert not answer.abstained
+    assert [c.title for c in answer.citations] == [title]

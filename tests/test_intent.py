@@ -323,6 +323,20 @@ def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
     assert respelled("Which paper proposes AIGB-Pearl?", sources)[1] == []
 
 
+def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:
+    from assistant.answer.evidence import recased
+
+    spelled = {"timeomni-1": "TimeOmni-1", "qavatar": "QAvatar", "safer": "SAFER",
+               "diverse": "DIVERSE", "rs-bc": "RS-BC"}.get
+    assert recased("how was timeomni-1 trained?", spelled) == "how was TimeOmni-1 trained?"
+    assert recased("does qavatar come with theory? rs-bc vs QAvatar", spelled) == (
+        "does QAvatar come with theory? RS-BC vs QAvatar")
+    # everyday words that are papers' names too stay words
+    assert recased("is there a safer way with diverse data?", spelled) == (
+        "is there a safer way with diverse data?")
+    assert recased("what about 3dgs or timeomni-10?", spelled) == "what about 3dgs or timeomni-10?"
+
+
 @pytest.mark.parametrize(("question", "rest", "left_out"), [
     ("which papers use diffusion models? (not counting flow matching)",
      "which papers use diffusion models?", ("flow matching",)),

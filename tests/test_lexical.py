@@ -107,6 +107,7 @@ def test_a_saved_index_loads_with_the_same_answers(tmp_path) -> None:
     for query in ("topic3 graphs", "method17", "calibration", "nothing here"):
         assert again.search(query, 10) == index.search(query, 10)
     assert again.knows("calibrat") and again.rarity("topic3") == index.rarity("topic3")
+    assert again.names == index.names
 
     empty = BM25.build(["the", ""])  # no word to index
     empty.save(tmp_path / "empty.bm25")
@@ -129,3 +130,21 @@ def test_a_damaged_or_differently_made_index_does_not_load(tmp_path, monkeypatch
         BM25.load(folder)
     with pytest.raises(ValueError):
         BM25.load(tmp_path / "missing.bm25")
+
+
+def test_spelling_is_how_the_texts_write_a_name() -> None:
+    index = BM25.build([
+        "We introduce TimeOmni-1, trained with RL. The $Q$Avatar critic mixes two Q-functions.",
+        "Low-rank adapters: a low-rank update. **DrPose** maximises PoseScore on DrPose15K.",
+        "Cross-Domain Policy Optimization", "The SAFER framework is safer.",
+        "TimeOmni-1 again, in the same paper", "Deep RL for coalitions.",
+    ], owners=["a", "b", "c", "d", "a", "e"])
+    assert index.spelling("timeomni-1") == "TimeOmni-1"
+    assert index.spelling("qavatar") == "QAvatar"  # LaTeX dollars dropped
+    assert index.spelling("drpose") == "DrPose" and index.spelling("DRPOSE") == "DrPose"
+    assert index.spelling("drpose15k") == "DrPose15K"
+    assert index.spelling("rl") is None  # two papers use it: the field, more likely
+    assert index.spelling("low-rank") is None  # written in lower case too
+    assert index.spelling("cross-domain") is None  # a title's capitals are no name
+    assert index.spelling("safer") is None  # the texts also write the word
+    assert index.spelling("unheard") is None

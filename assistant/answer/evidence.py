@@ -4,7 +4,7 @@ names, and the numbered sources as it reads them (the excerpts themselves: excer
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
@@ -158,3 +158,18 @@ def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple
     for name, word in fixes:
         question = re.sub(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", word, question)
     return question, fixes
+
+
+_LOWER = re.compile(r"(?<![\w\-$])[a-z][a-z0-9\-]*[a-z0-9](?![\w\-])")
+
+
+def recased(question: str, spelling: Callable[[str], str | None]) -> str:
+    """The question with each name typed in lower case ("how was timeomni-1 trained?",
+    "does qavatar …") written as the papers write it (``spelling``: the index's), so that it
+    is searched for, weighed and checked as the name it is; not an everyday word that is a
+    paper's name too ("a safer way", "diverse data": SAFER, DIVERSE)."""
+    def cased(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return word if word in everyday() else spelling(word) or word
+
+    return _LOWER.sub(cased, question)

@@ -4,7 +4,8 @@ The lexical search is bm25s's Okapi BM25 over Snowball stems (PyStemmer), saved 
 own ``save`` as ``.npy`` files that ``load`` maps. ``terms`` and ``stem`` (``assistant.text.stems``)
 are this project's crude stems, which the grounding checks (citations, intent, support) compare words with; so
 that those checks read the same stems as before, the index also keeps how many documents use
-each such stem, for ``rarity`` and ``knows``.
+each such stem, for ``rarity`` and ``knows``, and how the texts write their names
+(``spelling``: "timeomni-1" is "TimeOmni-1", "qavatar" is "$Q$Avatar", read as "QAvatar").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import uuid
 from collections import Counter
@@ -29,8 +31,10 @@ _STOP_LIST = sorted(STOP_WORDS)
 # scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
 _PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
 # A saved index made with other words or weights is built again.
-_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english"]).encode()).hexdigest()[:12]
+_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english", "spellings by paper"]).encode()
+                       ).hexdigest()[:12]
 _STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
+_SPELLINGS = "spellings.json"  # and how the texts write their names
 # Written last: the number of documents, the format, and whether bm25s's files are there
 # (not when no document has a word to index).
 _ABOUT = "index.json"
@@ -42,22 +46,49 @@ def _tokens(texts: list[str]) -> list[list[str]]:
                           return_ids=False, show_progress=False)
 
 
+# A word or hyphened name, whole: "TimeOmni-1", "RS-GRPO", "GFlowNets"
+_WORD = re.compile(r"(?<![\w\-])[A-Za-z][\w\-]*[A-Za-z0-9](?![\w\-])")
+# written as only a name is: a capital inside ("DrPose"), two together ("TEDM") or a digit
+_NAME_LIKE = re.compile(r"[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z]")
+
+
+def spellings(texts: list[str], owners: list[str] | None = None) -> dict[str, str]:
+    """Each name that one paper alone uses (``owners``: each text's paper; without them each
+    text is its own) and that the texts write one way only, by its lower-case form
+    ("drpose": "DrPose"); not a word they also write otherwise ("low-rank" beside a title's
+    "LOw-Rank"), nor an acronym several papers use ("RL"), which in lower case is more likely
+    the field than a name. LaTeX dollars and emphasis are dropped: "$Q$Avatar" is "QAvatar"."""
+    seen: dict[str, set[str]] = {}
+    users: dict[str, set[str]] = {}
+    for at, text in enumerate(texts):
+        for word in _WORD.findall(text.replace("$", "").replace("*", "")):
+            seen.setdefault(word.lower(), set()).add(word)
+            users.setdefault(word.lower(), set()).add(owners[at] if owners else str(at))
+    return {low: next(iter(ways)) for low, ways in seen.items()
+            if len(ways) == 1 and len(users[low]) == 1 and low not in ways
+            and _NAME_LIKE.search(next(iter(ways)))}
+
+
 class BM25:
     """Okapi BM25; ``search`` returns (document index, score), best first."""
 
-    def __init__(self, index: bm25s.BM25 | None, size: int, stems: dict[str, int]) -> None:
+    def __init__(self, index: bm25s.BM25 | None, size: int, stems: dict[str, int],
+                 names: dict[str, str] | None = None) -> None:
         self.index = index  # None when no document has a word to index
         self.size = size
         self.stems = stems  # how many documents use each crude stem (``terms``)
+        self.names = names or {}  # lower case -> how the texts write it (``spellings``)
 
     @classmethod
-    def build(cls, texts: list[str]) -> BM25:
+    def build(cls, texts: list[str], owners: list[str] | None = None) -> BM25:
+        """The index of ``texts``; ``owners``: the paper each text is from (``spellings``)."""
         tokens = _tokens(texts)
         index = None
         if any(tokens):
             index = bm25s.BM25(**_PARAMS)
             index.index(tokens, show_progress=False)
-        return cls(index, len(texts), dict(Counter(t for text in texts for t in set(terms(text)))))
+        return cls(index, len(texts), dict(Counter(t for text in texts for t in set(terms(text)))),
+                   spellings(texts, owners))
 
     def rarity(self, term: str) -> float:
         """The inverse document frequency of a crude stem; a stem never seen is the rarest."""
@@ -67,6 +98,11 @@ class BM25:
     def knows(self, term: str) -> bool:
         """Whether any document uses a crude stem."""
         return term in self.stems
+
+    def spelling(self, word: str) -> str | None:
+        """How the texts write a name given in lower case ("timeomni-1": "TimeOmni-1"); None
+        for a word they write in lower case too, or in several ways."""
+        return self.names.get(word.lower())
 
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
         if self.index is None or n < 1:
@@ -91,6 +127,7 @@ class BM25:
             if self.index is not None:
                 self.index.save(tmp, show_progress=False)
             (tmp / _STEMS).write_text(json.dumps(self.stems))
+            (tmp / _SPELLINGS).write_text(json.dumps(self.names))
             (tmp / _ABOUT).write_text(json.dumps({"size": self.size, "format": _FORMAT,
                                                   "indexed": self.index is not None}))
             try:
@@ -111,8 +148,9 @@ class BM25:
                 raise ValueError(f"{folder} was made with other words or weights")
             size = int(about["size"])
             stems = json.loads((folder / _STEMS).read_text())
-            if not isinstance(stems, dict):
-                raise TypeError("the stems are not a mapping")
+            names = json.loads((folder / _SPELLINGS).read_text())
+            if not isinstance(stems, dict) or not isinstance(names, dict):
+                raise TypeError("the stems or the spellings are not a mapping")
             index = None
             if about["indexed"]:
                 index = bm25s.BM25.load(folder, mmap=True, show_progress=False)
@@ -120,4 +158,4 @@ class BM25:
                     raise ValueError(f"{folder}: the index does not hold {size} documents")
         except (OSError, json.JSONDecodeError, TypeError, KeyError) as exc:
             raise ValueError(f"{folder} is not a whole BM25 index") from exc
-        return cls(index, size, stems)
+        return cls(index, size, stems, names)

@@ -138,7 +138,7 @@ class HybridRetriever:
         ids, texts, metas = self.store.all_chunks()
         documents = [embed_text((m or {}).get("title", ""), t or "")
                      for t, m in zip(texts, metas, strict=True)]
-        bm25 = BM25.build(documents)
+        bm25 = BM25.build(documents, [str((m or {}).get("paper_id", "")) for m in metas])
         table = _Chunks.build(ids, texts, metas)
         paths = self._paths(version)
         if paths is not None:
@@ -172,6 +172,10 @@ class HybridRetriever:
     def knows(self, term: str) -> bool:
         """Whether any indexed chunk uses a stemmed term."""
         return self._lexical_index().bm25.knows(term)
+
+    def spelling(self, word: str) -> str | None:
+        """How the indexed texts write a name typed in lower case ("drpose": "DrPose")."""
+        return self._lexical_index().bm25.spelling(word)
 
     def retrieve(self, question: str, k: int = 5, where: Filter | None = None) -> list[Source]:
         """The ``k`` best papers, best first, each with its best passages; with ``where``,
