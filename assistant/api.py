@@ -233,13 +233,15 @@ class Assistant:
                               judge_threshold=fitted.judge,
                               judge_on=fitted.judge_on,
                               judge_within=fitted.judge_within,
-                              verdict_threshold=fitted.verdict)
+                              verdict_threshold=fitted.verdict,
+                              list_threshold=fitted.listed)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
-                judge=self.judge if fitted.judge > 0 or fitted.verdict > 0 else None,
+                judge=self.judge if max(fitted.judge, fitted.verdict, fitted.listed) > 0
+                else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,
                 retrieve_seconds=retrieved, shown=shown,

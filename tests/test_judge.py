@@ -300,6 +300,12 @@ def test_a_yes_no_near_miss_is_not_answered_with_the_nearest_sentences(
             answer.dropped[-1].reason
 
 
+def test_the_shipped_list_threshold_is_fitted() -> None:
+    """Asked of a list's best papers, the lowest bar a paper meets for being *one of* the
+    answers: above the verdict's, below the one-paper judge's (chosen on dev)."""
+    assert _SHIPPED.verdict < _SHIPPED.listed < _SHIPPED.judge
+
+
 def test_the_shipped_verdict_threshold_is_below_the_judges() -> None:
     """Asked only after the abstract's words were chosen over the model's verdict: it stops
     the near misses the judge is surest of, not every unsure one."""
@@ -354,3 +360,38 @@ def test_the_verdict_judge_works_with_the_paper_judge_off(bundled_home, minilm,
     llm.prompts.clear()
     assistant.ask(WHICH)  # written and checked: no paper is put to the judge
     assert llm.prompts == []
+
+
+LIST = "Which papers rely on low-rank approximations or factorizations?"
+
+
+@pytest.mark.parametrize(("p_yes", "listed"), [(0.9, True), (0.3, False)])
+def test_a_list_near_miss_is_not_answered_with_the_nearest_papers(
+        bundled_home, minilm, p_yes, listed) -> None:
+    """"Which papers …?": the model's list is written only when the model judges one of the
+    best-supported papers an answer (``list_threshold``); for a near miss it judges none is,
+    and the answer is "not covered", citing nothing, each paper's judgement in ``dropped``."""
+    llm = WritesAndJudges(responses=["GlowQ uses a group-shared low-rank approximation [1]."],
+                          p_yes=p_yes, prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(LIST)
+    judged = [p for p in llm.prompts if "belongs in the answer" in p]
+    assert judged and all(LIST in p for p in judged)
+    assert len(judged) == (1 if listed else min(3, len(answer.sources)))
+    assert answer.abstained is not listed
+    if listed:
+        assert answer.text.startswith("GlowQ") and answer.citations
+    else:
+        assert answer.text == ABSTAIN_TEXT and not answer.citations
+        assert len(answer.dropped) == len(judged)
+        threshold = f"{_SHIPPED.listed:.2f}"
+        assert all(f"(P(yes) 0.30 < {threshold})" in d.reason for d in answer.dropped)
+
+
+def test_a_list_about_a_named_paper_is_not_judged(bundled_home, minilm) -> None:
+    """"Which quantization techniques does the GlowQ abstract name?" asks for several things
+    of one paper the question names: no paper to judge."""
+    llm = WritesAndJudges(responses=["GlowQ names GPTQ and AWQ [1]."], p_yes=0.1, prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(
+        "Which quantization techniques does the GlowQ abstract name as widely used?")
+    assert not any("belongs in the answer" in p for p in llm.prompts)
+    assert not answer.abstained and answer.text.startswith("GlowQ")

@@ -115,6 +115,9 @@ def generate(
     ))
     if judging and identifies(question) and (yield from reply.judged(judged_only)):
         return
+    if asks_for_several(question) and not reply.listed():
+        yield from reply.abstain()
+        return
     yield from reply.written(llm, shown or question)
 
 
@@ -157,6 +160,21 @@ class _Reply:
         elif decided:
             yield from self.abstain()
         return item is not None or decided
+
+    def listed(self) -> bool:
+        """"Which papers …?": whether the model judges one of the best-supported papers an
+        answer, not so for a near miss ("Which papers apply GRPO to speech models?"); yes
+        without a judge or a fitted threshold, or when the question calls papers by name."""
+        config = self.config
+        if not self.judge or config.list_threshold <= 0 or called(self.question, self.evidence):
+            return True
+        refused: list[Dropped] = []
+        item, decided = _judge_papers(self.question, self.evidence, self.judge, replace(
+            config, judge_threshold=config.list_threshold, judge_papers=config.list_papers,
+            judge_within=0.0), self.abstract, False, refused, "judge_list")
+        if item is None and decided:
+            self.dropped.extend(refused)
+        return item is not None or not decided
 
     def written(self, llm: BaseChatModel, asked: str) -> Iterator[str | Answer]:
         """The answer the model writes from the sources shown, ``asked`` the question as it
@@ -337,12 +355,13 @@ def _evidence(question: str, backing: Sequence[Source], *, config: AnswerConfig,
 
 def _judge_papers(question: str, evidence: Sequence[Evidence], judge: Judge,
                   config: AnswerConfig, abstract: Callable[[str], str | None],
-                  judged_only: bool, dropped: list[Dropped]) -> tuple[Evidence | None, bool]:
+                  judged_only: bool, dropped: list[Dropped],
+                  wording: str = "judge") -> tuple[Evidence | None, bool]:
     """(the paper the judge accepts, whether the judge decided): (None, True) when it refused
     every paper put to it, (None, False) when the model cannot say how sure it is and so
     writes the answer instead (unless only the judge may answer: ``judged_only``)."""
     for item in _to_judge(evidence, config):
-        p_yes = judge(asking(question), _judged(item, config, abstract))
+        p_yes = judge(asking(question), _judged(item, config, abstract), wording)
         if p_yes is None:
             if judged_only:
                 continue  # under the gate only the judge may answer: the gate stands

@@ -43,6 +43,8 @@ class AnswerConfig:
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
     verdict_threshold: float = 0.0  # P(yes) its abstract says yes or no, to quote it instead
+    list_threshold: float = 0.0  # P(yes) one of a "which papers" list's best papers needs
+    list_papers: int = 3  # the best-supported papers of a list put to the judge, in turn
 
 
 
