@@ -144,8 +144,12 @@ class Assistant:
         with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
         from assistant.server_errors import model_errors
 
+        from assistant.answer.evidence import recased
+
         with model_errors(self.settings):  # the embeddings may come from a server
-            return self._find(clean_question(question), k, parse_where(where))
+            # "qavatar": a name typed in lower case is searched for as the papers write it
+            question = recased(clean_question(question), self.retriever.spelling)
+            return self._find(question, k, parse_where(where))
 
     def _find(self, question: str, k: int | None, flt: Filter,
               excluded: Sequence[str] = ()) -> list[Source]:

@@ -13,7 +13,9 @@ with each paper's support, P(yes) and whether it is a gold paper.
 The threshold: a list is written when one of those papers reaches it, else the answer is "not
 covered". ``--from`` prints, for each threshold, the near misses stopped and the answerable lists
 refused, among the questions the eval ``--report``s answered (those they abstained on change
-nothing); the one chosen stops the most near misses for the fewest answerable lists.
+nothing); the one chosen stops the most near misses for the fewest answerable lists. The
+questions are searched for as ``Assistant.retrieve`` does (names re-cased), without what a
+question says to leave out or a typo's repair, which ``ask`` also does.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assistant import resources  # noqa: E402
-from assistant.answer.evidence import AnswerConfig  # noqa: E402
+from assistant.answer.citations import Evidence  # noqa: E402
+from assistant.answer.evidence import AnswerConfig, called  # noqa: E402
 from assistant.answer.intent import asking, asks_for_several  # noqa: E402
-from assistant.answer.support import backing, calibration, called_by_name  # noqa: E402
+from assistant.answer.support import backing, calibration  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
 from assistant.eval.questions import load_questions  # noqa: E402
 
@@ -47,16 +50,17 @@ def probe(split: str, out: Path) -> None:
             if q.kind == "followup" or not asks_for_several(text):
                 continue
             sources = assistant.retrieve(text)
-            if called_by_name(text, sources):
+            supported = backing(sources, fitted.threshold, fitted.relative)
+            if called(text, [Evidence(n, s, s.passages, ()) for n, s in enumerate(supported)]):
                 continue  # "Which techniques does the GlowQ abstract name?": not judged
-            shown = sorted(backing(sources, fitted.threshold, fitted.relative),
-                           key=lambda s: -s.support)[:count]
+            shown = sorted(supported, key=lambda s: -s.support)[:count]
             papers = []
             for source in shown:
                 whole = assistant.store.abstract(source.paper_id) or source.text
                 p_yes = judge(asking(text), replace(source, passages=(whole,)), "judge_list")
                 papers.append({"paper_id": source.paper_id, "gold": source.paper_id in q.gold,
-                               "support": source.support, "p_yes": round(p_yes or 0.0, 4)})
+                               "support": source.support,
+                               "p_yes": None if p_yes is None else round(p_yes, 4)})
             row = {"id": q.id, "split": q.split, "answerable": not q.expect_abstain,
                    "papers": papers}
             handle.write(json.dumps(row) + "\n")
@@ -66,7 +70,9 @@ def probe(split: str, out: Path) -> None:
 
 def curve(rows: list[dict], answered: set[str] | None) -> None:
     """Near misses stopped and answerable lists refused at each threshold."""
-    judged = [r for r in rows if r["papers"] and (answered is None or r["id"] in answered)]
+    # a paper without a judgement (no token probabilities) lets the list be written
+    judged = [r for r in rows if r["papers"] and (answered is None or r["id"] in answered)
+              and all(p["p_yes"] is not None for p in r["papers"])]
     for step in range(21):
         threshold = round(0.55 + 0.01 * step, 2)
         stopped = [r["id"] for r in judged if not r["answerable"]

@@ -452,7 +452,10 @@ def test_a_name_typed_in_lower_case_finds_its_paper(bundled_home, minilm, questi
     """"qavatar" is "$Q$Avatar" in its abstract, "timeomni-1" is "TimeOmni-1": typed in lower
     case they were no names, the paper was not retrieved or fell under the support gate, and
     the question was refused before the model."""
-    answer = make(bundled_home, minilm, reply).ask(question)
+    assistant = make(bundled_home, minilm, reply)
+    answer = assistant.ask(question)
     assert answer.question != question and answer.question.lower() == question.lower()
+    assert title in [s.title for s in assistant.retrieve(question)][:2]  # searched for too
+    assert assistant.retriever.spelling("rl") is None  # a field's acronym stays as typed
     assert not answer.abstained
     assert [c.title for c in answer.citations] == [title]

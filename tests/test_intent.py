@@ -335,6 +335,9 @@ def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:
     assert recased("is there a safer way with diverse data?", spelled) == (
         "is there a safer way with diverse data?")
     assert recased("what about 3dgs or timeomni-10?", spelled) == "what about 3dgs or timeomni-10?"
+    # a capital first only, at the start of a sentence; a name with a suffix
+    assert recased("Qavatar: what is it? a qavatar-style critic", spelled) == (
+        "QAvatar: what is it? a QAvatar-style critic")
 
 
 @pytest.mark.parametrize(("question", "rest", "left_out"), [

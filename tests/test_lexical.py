@@ -136,7 +136,7 @@ def test_spelling_is_how_the_texts_write_a_name() -> None:
     index = BM25.build([
         "We introduce TimeOmni-1, trained with RL. The $Q$Avatar critic mixes two Q-functions.",
         "Low-rank adapters: a low-rank update. **DrPose** maximises PoseScore on DrPose15K.",
-        "Cross-Domain Policy Optimization", "The SAFER framework is safer.",
+        "Cross-Domain Policy Optimization", "The SAFER framework is safer than SOTA CNNs.",
         "TimeOmni-1 again, in the same paper", "Deep RL for coalitions.",
     ], owners=["a", "b", "c", "d", "a", "e"])
     assert index.spelling("timeomni-1") == "TimeOmni-1"
@@ -144,7 +144,9 @@ def test_spelling_is_how_the_texts_write_a_name() -> None:
     assert index.spelling("drpose") == "DrPose" and index.spelling("DRPOSE") == "DrPose"
     assert index.spelling("drpose15k") == "DrPose15K"
     assert index.spelling("rl") is None  # two papers use it: the field, more likely
+    # in capitals: as likely the field's term as a name ("sota", "cnns"); SAFER is a word too
+    assert index.spelling("sota") is None and index.spelling("cnns") is None
+    assert index.spelling("safer") is None
     assert index.spelling("low-rank") is None  # written in lower case too
     assert index.spelling("cross-domain") is None  # a title's capitals are no name
-    assert index.spelling("safer") is None  # the texts also write the word
     assert index.spelling("unheard") is None

@@ -30,9 +30,6 @@ _STOP_LIST = sorted(STOP_WORDS)
 # atire's term weight keeps Okapi's (k1 + 1), which lucene's drops, so scores stay on the
 # scale of the idf sums the support model compares them with; k1 and b are bm25s's defaults.
 _PARAMS = {"k1": 1.5, "b": 0.75, "method": "atire", "idf_method": "lucene"}
-# A saved index made with other words or weights is built again.
-_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english", "spellings by paper"]).encode()
-                       ).hexdigest()[:12]
 _STEMS = "stems.json"  # beside bm25s's files: the crude stems' document frequencies
 _SPELLINGS = "spellings.json"  # and how the texts write their names
 # Written last: the number of documents, the format, and whether bm25s's files are there
@@ -48,16 +45,23 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 
 # A word or hyphened name, whole: "TimeOmni-1", "RS-GRPO", "GFlowNets"
 _WORD = re.compile(r"(?<![\w\-])[A-Za-z][\w\-]*[A-Za-z0-9](?![\w\-])")
-# written as only a name is: a capital inside ("DrPose"), two together ("TEDM") or a digit
-_NAME_LIKE = re.compile(r"[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z]")
+# written as only a name is, capitals and small letters mixed past the first letter ("DrPose",
+# "QAvatar", "TimeOmni-1"); not a word in capitals ("SOTA", "PEFT", "CNNs", "HAQO"), which
+# typed in lower case is as likely the field's term as a name
+_NAME_LIKE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+_ACRONYMS = re.compile(r"(?<=[A-Z])s$")  # "CNNs": capitals, plural
+# A saved index made with other words, weights or name rules is built again.
+_FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english", _WORD.pattern,
+                                   _NAME_LIKE.pattern, _ACRONYMS.pattern]).encode()
+                       ).hexdigest()[:12]
 
 
 def spellings(texts: list[str], owners: list[str] | None = None) -> dict[str, str]:
     """Each name that one paper alone uses (``owners``: each text's paper; without them each
     text is its own) and that the texts write one way only, by its lower-case form
     ("drpose": "DrPose"); not a word they also write otherwise ("low-rank" beside a title's
-    "LOw-Rank"), nor an acronym several papers use ("RL"), which in lower case is more likely
-    the field than a name. LaTeX dollars and emphasis are dropped: "$Q$Avatar" is "QAvatar"."""
+    "LOw-Rank"), nor a name in capitals ("SOTA"), nor one several papers use. LaTeX dollars
+    and emphasis are dropped: "$Q$Avatar" is "QAvatar"."""
     seen: dict[str, set[str]] = {}
     users: dict[str, set[str]] = {}
     for at, text in enumerate(texts):
@@ -66,7 +70,7 @@ def spellings(texts: list[str], owners: list[str] | None = None) -> dict[str, st
             users.setdefault(word.lower(), set()).add(owners[at] if owners else str(at))
     return {low: next(iter(ways)) for low, ways in seen.items()
             if len(ways) == 1 and len(users[low]) == 1 and low not in ways
-            and _NAME_LIKE.search(next(iter(ways)))}
+            and _NAME_LIKE.search(_ACRONYMS.sub("", next(iter(ways))))}
 
 
 class BM25:
