@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 class Judge(Protocol):
     """P(yes) that ``source`` answers ``question``, asked in ``wording`` (a prompt's name:
-    "judge", or "judge_verdict": whether the abstract says yes or no to it); None when the
-    model cannot say how sure it is."""
+    "judge"; "judge_verdict": whether the abstract says yes or no to it; "judge_list":
+    whether the paper belongs in a list's answer); None when the model cannot say how sure
+    it is."""
 
     def __call__(self, question: str, source: Source, wording: str = "judge") -> float | None:
         ...

@@ -68,9 +68,10 @@ def spellings(texts: list[str], owners: list[str] | None = None) -> dict[str, st
         for word in _WORD.findall(text.replace("$", "").replace("*", "")):
             seen.setdefault(word.lower(), set()).add(word)
             users.setdefault(word.lower(), set()).add(owners[at] if owners else str(at))
-    return {low: next(iter(ways)) for low, ways in seen.items()
-            if len(ways) == 1 and len(users[low]) == 1 and low not in ways
-            and _NAME_LIKE.search(_ACRONYMS.sub("", next(iter(ways))))}
+    one_way = {low: way for low, (way, *others) in seen.items()
+               if not others and len(users[low]) == 1}
+    return {low: way for low, way in one_way.items()
+            if way != low and _NAME_LIKE.search(_ACRONYMS.sub("", way))}
 
 
 class BM25:
