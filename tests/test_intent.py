@@ -13,6 +13,7 @@ from assistant.answer.intent import (
     topic_terms,
 )
 from assistant.text.sentences import question_names
+from assistant.text.stems import terms
 
 KINDS = [
     # one paper is the answer
@@ -139,6 +140,14 @@ def test_topic_terms_leave_out_the_frame() -> None:
     question = "Is there work on GlowQ for speech?"
     assert asks_whether(question) and kind_of(question) == "identify"
     assert question_names(question) == {"glowq"} and {"speech", "glowq"} <= topic_terms(question)
+
+
+def test_a_contraction_is_the_word_and_not() -> None:
+    # "isn't" once gave the stem "isn", a topic word no source says, and the checks dropped
+    # every sentence that repeated it ("the source says nothing of: isn")
+    assert topic_terms("Which papers target settings where the answer set isn't fixed?") == {
+        "target", "sett", "answ", "set", "fixed"}
+    assert terms("it doesn’t converge") == terms("it does not converge") == ["converg"]
 
 
 @pytest.mark.parametrize(("question", "whether"), [
