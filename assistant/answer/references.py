@@ -128,34 +128,11 @@ def unique_keys(keys: Iterable[str]) -> list[str]:
     return out
 
 
-def bibtex_document(refs: Iterable[Mapping[str, Any] | Any]) -> str:
-    """The entries of several papers, one key each: a repeated key gets ``a``, ``b``, ..."""
-    refs = list(refs)
-    texts = [bibtex_entry(ref) for ref in refs]
-    keys = [_key_of(t) if _get(r, "raw_bibtex") else citation_key(r) for r, t in zip(refs, texts)]
-    texts = [t if new == key else _rekey(ref, t, key, new)
-             for ref, t, key, new in zip(refs, texts, keys, unique_keys(keys), strict=True)]
-    return "\n\n".join(texts) + ("\n" if texts else "")
-
-
 def _suffixes() -> Iterable[str]:
     letters = "abcdefghijklmnopqrstuvwxyz"
     yield ""
     yield from letters
     yield from (a + b for a in letters for b in letters)
-
-
-def _key_of(text: str) -> str:
-    entries = bibtexparser.parse_string(text).entries
-    return entries[0].key if entries else ""
-
-
-def _rekey(ref: Mapping[str, Any] | Any, text: str, key: str, unique: str) -> str:
-    if not _get(ref, "raw_bibtex"):
-        return _write(generated_entry(ref, unique))
-    # the original entry, only its key changed: the key sits right after "@type{"
-    return re.sub(r"^(\s*@\s*\w+\s*[{(]\s*)" + re.escape(key), lambda m: m.group(1) + unique,
-                  text, count=1)
 
 
 def _write(entry: Entry) -> str:
