@@ -40,7 +40,7 @@ def test_bibtex_reads_zotero_and_better_bibtex_entries_with_accents_decoded() ->
     assert drpose.title == ("Direct Reward Fine-Tuning on Poses for Single Image to 3D Human "
                             "in the Wild")  # nested braces gone
     assert drpose.authors == ("Jana Müller", "Seo-yeon Kim")
-    assert drpose.year == 2026 and drpose.entry_type == "inproceedings"
+    assert drpose.year == 2026
     assert drpose.venue == "The Fourteenth International Conference on Learning Representations"
     assert drpose.keywords == ("3D human reconstruction", "diffusion models", "reward fine-tuning")
     assert drpose.openreview_id == "kWZTPWrczs"

@@ -58,7 +58,7 @@ def read_bibtex(path: Path) -> Iterator[Item]:
             keywords=clean_texts(value.get("keywords")),
             doi=first_text(value.get("doi")), url=first_text(value.get("url")),
             arxiv_id=eprint or ids.get("arxiv_id"), openreview_id=ids.get("openreview_id"),
-            key=entry.key, entry_type=entry.entry_type.lower(), raw_bibtex=entry.raw,
+            key=entry.key, raw_bibtex=entry.raw,
         )
     yield from ["duplicate citation key"] * len(duplicates)
 
@@ -105,7 +105,6 @@ def read_ris(path: Path) -> Iterator[Item]:
             venue=first_text(r.get("secondary_title"), r.get("journal_name"),
                              r.get("alternate_title3")),
             keywords=clean_texts(r.get("keywords")), doi=first_text(r.get("doi")),
-            url=first_text(*urls), key=first_text(r.get("id")),
-            entry_type=first_text(r.get("type_of_reference")), **ids,
+            url=first_text(*urls), key=first_text(r.get("id")), **ids,
         )
 

@@ -114,7 +114,6 @@ def _csl(path: Path, line: int, r: dict) -> Item:
         venue=first_text(r.get("container-title"), r.get("event-title")),
         keywords=clean_texts(r.get("keyword")), doi=first_text(r.get("DOI")), url=url,
         key=first_text(r.get("citation-key"), _key_like(r.get("id"))),
-        entry_type=first_text(r.get("type")),
         **ids_in(url, r.get("note"), r.get("number")),
     )
 

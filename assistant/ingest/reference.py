@@ -28,7 +28,6 @@ class Reference:
     arxiv_id: str | None = None
     openreview_id: str | None = None
     key: str | None = None  # the source's own citation key
-    entry_type: str | None = None
     raw_bibtex: str | None = None  # the entry as written in the .bib file
     file: str = ""
     line: int | None = None
