@@ -62,11 +62,6 @@ class Paper:
     # abstract in the same slot is the same paper, updated
 
     @property
-    def display_title(self) -> str:
-        """The title as users see it; a derived one says so."""
-        return f"{self.title} (derived title)" if self.title_derived else self.title
-
-    @property
     def content_hash(self) -> str:
         """Hash of everything indexed for this paper; a change re-indexes it."""
         parts = [self.abstract, self.title, str(self.title_derived), self.arxiv_id or "",
