@@ -8,20 +8,14 @@ kept in their original order, within a token budget that favours the best paper.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
+from assistant.answer.wording import cosine
 from assistant.text.sentences import key_terms, normalise, question_names, split_sentences
 from assistant.text.stems import terms
 from assistant.types import Source
 
 EmbedMany = Callable[[list[str]], list[list[float]]]
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
 
 
 def relevance(sentence: str, vector: Sequence[float], query: Sequence[float],
@@ -30,7 +24,7 @@ def relevance(sentence: str, vector: Sequence[float], query: Sequence[float],
     words it uses and whether it holds a name the question gives."""
     overlap = len(set(terms(sentence)) & asked) / len(asked) if asked else 0.0
     named = any(n in normalise(sentence) for n in names)
-    return _cosine(query, vector) + 0.3 * overlap + 0.3 * named
+    return cosine(query, vector) + 0.3 * overlap + 0.3 * named
 
 
 def select_excerpts(
