@@ -24,6 +24,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
+from assistant.text.sentences import unmarked
 from assistant.text.stems import STOP_WORDS, terms
 
 _STOP_LIST = sorted(STOP_WORDS)
@@ -65,7 +66,7 @@ def spellings(texts: list[str], owners: list[str] | None = None) -> dict[str, st
     seen: dict[str, set[str]] = {}
     users: dict[str, set[str]] = {}
     for at, text in enumerate(texts):
-        for word in _WORD.findall(text.replace("$", "").replace("*", "")):
+        for word in _WORD.findall(unmarked(text)):
             seen.setdefault(word.lower(), set()).add(word)
             users.setdefault(word.lower(), set()).add(owners[at] if owners else str(at))
     one_way = {low: way for low, (way, *others) in seen.items()

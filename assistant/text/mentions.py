@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from assistant import resources
+from assistant.text.sentences import unmarked
 from assistant.types import Source
 
 _MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -59,7 +60,7 @@ def introduced_name(abstract: str, title: str) -> str | None:
     """The name an abstract gives its own method ("we propose Progressive Embedding
     Alignment (PEA), …", "we introduce DrPose, a …", "we derive a novel Risk-Sensitive GRPO
     (RS-GRPO) algorithm"), when the title does not carry it."""
-    flat = abstract.replace("*", "").replace("$", "")
+    flat = unmarked(abstract)
     for match in _INTRODUCES.finditer(flat):
         name = match.group(1) or match.group(2)
         if len(name) >= 3 and not has_name(title.replace("$", ""), name):

@@ -23,6 +23,12 @@ _PLAIN = frozenset(
 )
 
 
+def unmarked(text: str) -> str:
+    """``text`` without LaTeX dollars and markdown asterisks: "$Q$Avatar" and "**QAvatar**"
+    are the name "QAvatar"."""
+    return text.replace("$", "").replace("*", "")
+
+
 def normalise(text: str) -> str:
     """Lower case, dashes unified, thousands separators and LaTeX dollars dropped."""
     # "$Q$Avatar" in a LaTeX-flavoured abstract is the name "QAvatar"
