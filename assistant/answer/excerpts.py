@@ -1,9 +1,9 @@
 """The sentences that matter: short excerpts of the retrieved passages for the prompt.
 
-The embedded model reads about 45-65 prompt tokens a second on two cores, so every
-sentence sent costs a fraction of a second before the first word. Each retrieved paper
-contributes its sentences closest to the question (by meaning, shared words and names),
-kept in their original order, within a token budget that favours the best paper.
+Every sentence sent is read by the model before the first word (docs/performance.md gives
+the speeds), so each retrieved paper contributes its sentences closest to the question (by
+meaning, shared words and names), kept in their original order, within a token budget that
+favours the best paper.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """How llama.cpp is loaded on this CPU: which weight buffers it may use.
 
-llama.cpp can move a model's weights into "extra" CPU buffers with kernels of their own:
-repacked layouts for AVX2 and, when it was compiled for a CPU with AMX (Intel Xeon of the 4th
-generation and later), AMX tiles. The AMX kernels of llama-cpp-python 0.3.36, built with GCC
-12 on such a CPU, die at their first tile instruction (SIGILL at ``tilezero``; the tile
-configuration they load is not valid, llama.cpp PR 26954): the first prompt of more than one
-token kills the process. On those builds the extra buffers are turned off, which also measured
-faster than llama.cpp's AVX2 repacking on the same CPU (docs/performance.md).
+llama.cpp can move a model's weights into "extra" CPU buffers with kernels of their own; on
+a build with AMX kernels those crash at the first prompt (SIGILL at ``tilezero``, llama.cpp
+PR 26954; docs/reliability.md tells the story), so there the extra buffers are turned off.
 
 llama-cpp-python's ``Llama`` takes no option for this; the model parameters it starts from
 (``llama_model_default_params``) are adjusted while a model loads.
