@@ -79,6 +79,14 @@ KINDS = [
     ("What methods use 3D Gaussians?", "list"),
     ("Summarize every paper about diffusion models.", "list"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),
+    # "which ones", "which of these" and a verb for several: the papers are meant
+    ("which ones propose their own variant of GRPO?", "list"),
+    ("Which of these use 3D Gaussians to model a scene?", "list"),
+    ("hey, which of those do reinforcement learning?", "list"),
+    ("Which of them report results on nuScenes?", "list"),
+    ("Which of these two is faster, GlowQ or RaLoRA?", "fact"),  # a comparison of two
+    ("Which of them uses RL? (follow-up to: Compare HAQO and GlowQ.)", "fact"),  # one of them
+    ("Which of these has the best accuracy?", "fact"),
     # a fact is
     ("What reward does DrPose maximize?", "fact"),
     ("What do earlier diffusion-based interaction methods rely on for contact?", "fact"),

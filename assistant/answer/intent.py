@@ -42,12 +42,17 @@ _AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
 _SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)"
 
 _PAPERS = "papers|works|studies|articles|publications"
+# "which ones use RL?", "which of these do anomaly detection?"; not "which of these two is
+# faster?" nor "which of them uses RL?" (one)
+_WHICH_ONES = (r"\bwhich\s+(?:ones|of\s+(?:these|those|them))\b"
+               r"(?!\s+(?:two|both|is|was|has|does|did|\w+s)\b)")
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
     # "list the work on …", not "list the datasets DIVERSE was run on" (a fact)
     rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{_PAPER}\b"
     rf"|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
     rf"|\bseveral\s+{_PAPER}"
+    rf"|{_WHICH_ONES}"
     # "give me everything on diffusion models", not "everything about Qflex" (one named paper)
     r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
     r"(?!(?:the\s+)?(?-i:[A-Z])))",
@@ -187,8 +192,8 @@ def join_follow_up(question: str, earlier: str) -> str:
 # (not "what methods …", "which of the approaches …"), with methods in its topic, is no list
 # (unless it speaks of papers, works, studies …).
 _WH_START = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b", re.IGNORECASE)
-_WH_PLURAL = re.compile(rf"^\W*(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?{_PLURALS}\b",
-                        re.IGNORECASE)
+_WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?{_PLURALS}\b"
+                        rf"|{_WHICH_ONES})", re.IGNORECASE)
 _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 
 
