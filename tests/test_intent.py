@@ -87,6 +87,10 @@ KINDS = [
     ("Which of these two is faster, GlowQ or RaLoRA?", "fact"),  # a comparison of two
     ("Which of them uses RL? (follow-up to: Compare HAQO and GlowQ.)", "fact"),  # one of them
     ("Which of these has the best accuracy?", "fact"),
+    ("which ones address exploration?", "list"),
+    ("Which of these doesn't use RL?", "fact"),
+    ("which of them should I read first?", "fact"),
+    ("Which of these 3 is best?", "fact"),
     # a fact is
     ("What reward does DrPose maximize?", "fact"),
     ("What do earlier diffusion-based interaction methods rely on for contact?", "fact"),
@@ -156,6 +160,7 @@ def test_a_contraction_is_the_word_and_not() -> None:
     assert topic_terms("Which papers target settings where the answer set isn't fixed?") == {
         "target", "sett", "answ", "set", "fixed"}
     assert terms("it doesn’t converge") == terms("it does not converge") == ["converg"]
+    assert terms("it can't scale and won't converge") == ["scal", "converg"]  # not "ca", "wo"
 
 
 @pytest.mark.parametrize(("question", "whether"), [
