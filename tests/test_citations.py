@@ -604,3 +604,16 @@ def test_a_figure_of_speech_is_still_a_topic_when_asked_about() -> None:
                               known=lambda word: word != "pric")
     verdict = checker.check("Yes, TEDM forecasts electricity prices with a diffusion model [1].")
     assert verdict.dropped is not None and "pric" in verdict.dropped.reason
+
+
+def test_a_name_in_the_plural_is_held_by_its_singular() -> None:
+    """"SSD-GS relights scenes made of 3D Gaussians." against an abstract that writes "3D
+    Gaussian Splatting": the name is there, singular; "Gaussoids" is not."""
+    evidence = [_evidence(1, "SSD-GS", "SSD-GS decomposes 3D Gaussian Splatting into four "
+                          "shading components for relighting.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which of these use 3D Gaussians to model a scene?")
+    assert checker.check("SSD-GS relights scenes made of 3D Gaussians [1].").dropped is None
+    dropped = checker.check("SSD-GS relights scenes made of 3D Gaussoids [1].").dropped
+    assert dropped and "not in the source: Gaussoids" in dropped.reason
+

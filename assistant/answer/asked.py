@@ -10,6 +10,7 @@ from assistant.text.sentences import (
     counts,
     key_terms,
     lone_numbers,
+    mentions,
     normalise,
     spelled_out,
     states_count,
@@ -91,7 +92,8 @@ def unstated(sentence: str, source: str, question: str) -> list[str]:
     alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
     missing = [t for t in key_terms(sentence)
                if (not states_number(normalise(t), source) if normalise(t) in alone
-                   else normalise(t) not in source and not spelled_out(t, source))
+                   else normalise(t) not in source and not spelled_out(t, source)
+                   and not mentions(source, normalise(t)))  # "Gaussians": "3D Gaussian …"
                and not (t.isdigit() and states_count(t, source))]
     return missing + [n for n in counts(sentence) - counts(question)
                       if not states_count(n, source)]
