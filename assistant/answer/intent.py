@@ -45,8 +45,9 @@ _PAPERS = "papers|works|studies|articles|publications"
 # "which ones use RL?", "which of these do anomaly detection?"; not "which of these two is
 # faster?" nor "which of them uses RL?" (one)
 _WHICH_ONES = (r"\bwhich\s+(?:ones|of\s+(?:these|those|them))\b(?!\s+(?:two|three|both|\d+\b"
-               r"|(?:is|was|has|does|did)(?:n['\u2019]t)?\b|(?:do|would|should|could)\s+(?:you|i|we)\b"
-               r"|\w+(?<![su])s\b))")  # a verb for one: "uses"; not "address", "focus"
+               r"|(?:do|would|should|could)\s+(?:you|i|we)\b"
+               # a verb for one ("is", "uses", "doesn't", "did"); not "address", "focus"
+               r"|(?:\w+(?<![su])s|did)(?:n['\u2019]t)?\b))")
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
     # "list the work on …", not "list the datasets DIVERSE was run on" (a fact)

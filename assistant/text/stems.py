@@ -7,8 +7,9 @@ import re
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_NOT = re.compile(r"n['’]t\b")  # "isn't", "doesn't": the word and "not", not "isn" and "t"
-_ODD_NOT = {"can": "can", "won": "will", "shan": "should"}  # "can't" is not "ca not"
+# "isn't", "can't": the word and "not", not "isn" and "t" (nor "ca")
+_NOT = re.compile(r"\b(\w*?)n['’]t\b")
+_ODD_NOT = {"ca": "can", "wo": "will", "sha": "should"}
 STOP_WORDS = frozenset(
     """a about above after again all also am an and any are as at be been being below
     between both but by can could did do does doing down during each few for from further
@@ -36,6 +37,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Lower-cased word stems, stop words removed."""
-    text = re.sub(r"\b(can|won|shan)['’]t\b", lambda m: _ODD_NOT[m.group(1)] + " not",
-                  text.lower())
-    return [stem(t) for t in _TOKEN.findall(_NOT.sub(" not", text)) if t not in STOP_WORDS]
+    text = text.lower()
+    if "n'" in text or "n’" in text:
+        text = _NOT.sub(lambda m: f"{_ODD_NOT.get(m[1], m[1])} not", text)
+    return [stem(t) for t in _TOKEN.findall(text) if t not in STOP_WORDS]
