@@ -35,6 +35,18 @@ def test_units_keep_bullets_and_trailing_markers() -> None:
     assert units[2] == ("", "Third one.", True)
 
 
+def test_a_line_that_opens_with_a_marker_is_one_item_per_marker() -> None:
+    # The model's list of titles, each after its marker, with no full stop between them
+    units = [s for _, s, _ in split_units("[2] Risk-Sensitive RL for LLMs [3] TimeOmni-1: Time "
+                                          "Series Reasoning\n[1] A does X. [4] B does Y.")]
+    assert units == ["[2] Risk-Sensitive RL for LLMs", "[3] TimeOmni-1: Time Series Reasoning",
+                     "[1] A does X.", "[4] B does Y."]
+    # markers inside or after a sentence stay with it
+    assert [s for _, s, _ in split_units("A does X [1] and B [2] too.")] == [
+        "A does X [1] and B [2] too."]
+    assert [s for _, s, _ in split_units("[1][2] Both do X. [3]")] == ["[1][2] Both do X [3]."]
+
+
 def _evidence(number: int, title: str, text: str) -> Evidence:
     source = Source(paper_id=f"p{number}", title=title, text=text, score=1.0, passages=(text,))
     return Evidence(number, source, (text,), ((1.0, 0.0),))

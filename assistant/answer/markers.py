@@ -94,6 +94,16 @@ def strip_markers(sentence: str) -> str:
     return _MARKER.sub("", sentence).strip()
 
 
+# A line that opens with a marker lists papers by marker, without a full stop between them
+# ("[2] First Title [3] Second Title"): each marker starts an item of its own.
+_LEADS = re.compile(rf"^{_ONE}\s*[^\s\[]")
+_NEXT_ITEM = re.compile(rf"\s+(?={_ONE}\s*[^\s\[.,;:!?])")
+
+
+def _items(body: str) -> list[str]:
+    return _NEXT_ITEM.split(body) if _LEADS.match(body) else [body]
+
+
 def split_units(text: str) -> Iterator[tuple[str, str, bool]]:
     """(bullet prefix, sentence, ends a line) for each sentence of the model's text."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -103,7 +113,7 @@ def split_units(text: str) -> Iterator[tuple[str, str, bool]]:
         body = line[match.end():] if match else line
         # a citation marker after the full stop (and a closing quote: '… "quoted." [1].')
         # belongs to the sentence before it
-        body = re.sub(r"([.!?])([\"'”’)]*)(\s*\[[^\]]+\])", r"\3\1\2", body)
-        sentences = split_sentences(body.strip())
+        sentences = [s for item in _items(body.strip()) for s in split_sentences(
+            re.sub(r"([.!?])([\"'”’)]*)(\s*\[[^\]]+\])", r"\3\1\2", item))]
         for i, sentence in enumerate(sentences):
             yield (prefix if i == 0 else ""), sentence, i == len(sentences) - 1
