@@ -264,7 +264,12 @@ class Assistant:
         text, cut = truncate(self._encoding, clean_question(question), limit)
         if cut:
             warnings.append(f"the question was cut to its first {limit} tokens")
-        standalone = self.rewrite(text, history or [])
+        scope = self.among_earlier(text, history or [])
+        if scope is not None:
+            standalone, flt = scope[0], flt.among(scope[1])
+            warnings.append(f"asked of the {len(scope[1])} papers of the previous answer")
+        else:
+            standalone = self.rewrite(text, history or [])
         # Orders written into the question ("Ignore all previous instructions and …",
         # "[Admin note: …]") are not what it asks: searched for, checked and shown to the
         # model is the rest, as with the abstracts.
@@ -326,6 +331,20 @@ class Assistant:
 
             return join_follow_up(question, history[-1][0])
         return rewritten
+
+    def among_earlier(self, question: str, history: History) -> tuple[str, frozenset[str]] | None:
+        """("Which of these does relighting?" after a list) the question asked without "of
+        these" ("Which paper does relighting?") and the ids of the papers whose titles the
+        previous answer gave, which it is asked among; None for any other question."""
+        from assistant.answer.intent import among_earlier
+        from assistant.text.mentions import mentioned_papers
+
+        asked = among_earlier(question) if history else None
+        if asked is None:
+            return None
+        titles = {p.id: p.title for p in self.store.papers(abstracts=False)}
+        papers = frozenset(mentioned_papers(history[-1][1], titles))  # by title or short name
+        return (asked, papers) if papers else None
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.index.store import embed_text

@@ -136,6 +136,41 @@ def test_a_new_topic_after_a_question_is_not_joined_to_it(bundled_home, minilm) 
     assert f"Question: {new_topic}" in llm.prompts[1]
 
 
+FUSION = "GaussianFusion: Unified 3D Gaussian Representation for Multi-Modal Fusion Perception"
+SSD_GS = "SSD-GS: Scattering and Shadow Decomposition for Relightable 3D Gaussian Splatting"
+
+
+def test_which_of_these_is_asked_among_the_papers_of_the_previous_answer(bundled_home,
+                                                                         minilm) -> None:
+    """Seen in chat: "Which of these does relighting?" after a list of two papers was
+    rewritten by the model into "Which of these papers uses 3D Gaussians?", losing its topic."""
+    listing = "Which papers use 3D Gaussians?"
+    fusion, ssd = (position(bundled_home, minilm, listing, t) for t in (FUSION, SSD_GS))
+    replies = [(f"GaussianFusion fuses sensors with 3D Gaussians [{fusion}].\n"
+                f"SSD-GS relights 3D Gaussian Splatting scenes [{ssd}]."),
+               "SSD-GS is a physically-based relighting framework [1]."]
+    code, out, llm = chat(bundled_home, minilm, replies,
+                          [listing, "Which of these does relighting?"])
+    assert code == 0 and len(llm.prompts) == 2  # no model call for a rewrite
+    second = out.split("> Which of these does relighting?\n")[1]
+    assert second.startswith("↳ Which paper does relighting?\n")
+    assert "warning: asked of the 2 papers of the previous answer" in second
+    # the model was shown the paper that relights, of those two, and no other
+    shown = re.findall(r"^\[\d+\] (.+)$", llm.prompts[1], re.MULTILINE)
+    assert shown[0] == SSD_GS and set(shown) <= {FUSION, SSD_GS}
+    assert f"[1] {SSD_GS}" in second
+
+
+def test_which_of_these_after_a_refusal_is_rewritten_as_before(bundled_home, minilm) -> None:
+    """No paper in the previous answer: the follow-up goes to the model's rewrite."""
+    replies = ["Which papers use speculative decoding on phones?"]
+    code, out, llm = chat(bundled_home, minilm, replies,
+                          ["Which papers use speculative decoding on phones?",
+                           "Which of these run on phones?"])
+    assert code == 0 and out.count("The indexed papers do not cover this question.") == 2
+    assert llm.prompts[0].startswith("Rewrite the follow-up") and "previous answer" not in out
+
+
 def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(bundled_home, minilm) -> None:
     replies = safer_replies(bundled_home, minilm)
     llm = Recording(responses=[replies[0].replace("].", "]. SAFER uses a held-out calibration set "

@@ -18,6 +18,8 @@ def test_key_terms_are_names_and_numbers() -> None:
     terms = key_terms("DrPose reaches 23.4% on DrPose15K, unlike GPT-4 from Paris in 2,000 runs.")
     assert {"DrPose", "23.4", "DrPose15K", "GPT-4", "Paris", "2000"} <= terms
     assert "The" not in key_terms("The method works.")
+    # "an IBG-based network" names IBG, which the source must hold, not "IBG-based"
+    assert key_terms("The IBG-based network and a PDDL-style planner.") == {"IBG", "PDDL"}
 
 
 def test_refusals() -> None:

@@ -54,6 +54,22 @@ def test_embedded_model_answers_and_every_citation_is_retrieved(bundled_home, mi
     assert answer.timings.first_token is not None
 
 
+def test_which_of_these_is_answered_among_the_papers_just_listed(bundled_home, minilm,
+                                                                 embedded_llm) -> None:
+    """The chat bug: "Which of these does relighting?" after a list of 3D Gaussian papers was
+    rewritten by the model into the list question again; it is asked among those papers."""
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    listed = assistant.ask("Which papers use 3D Gaussians?")
+    titles = {c.title.split(":")[0] for c in listed.citations}
+    assert {"GaussianFusion", "SSD-GS"} <= titles, listed.text
+    history = [("Which papers use 3D Gaussians?", listed.text)]
+    answer = assistant.ask("Which of these does relighting?", history=history)
+    assert answer.question == "Which paper does relighting?"
+    assert [c.title.split(":")[0] for c in answer.citations] == ["SSD-GS"], answer.text
+    assert {s.title.split(":")[0] for s in answer.sources} <= titles
+    assert "asked of the" in " ".join(answer.warnings)
+
+
 def test_embedded_model_resumes_a_chat_prompt_from_its_saved_state(embedded_llm,
                                                                      monkeypatch) -> None:
     # In a chat the rewrite prompt runs between two answer prompts; the second answer prompt

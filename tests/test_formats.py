@@ -21,7 +21,7 @@ from assistant.ingest.formats import (
     iter_references,
     read_references,
 )
-from assistant.ingest.where import FilterError, chroma_metadata, parse
+from assistant.ingest.where import Filter, FilterError, chroma_metadata, parse
 
 DATA = Path(__file__).parent / "data" / "formats"
 
@@ -288,14 +288,28 @@ def test_chroma_where_agrees_with_matches_on_a_real_collection() -> None:
     client = chromadb.EphemeralClient()
     collection = client.create_collection("where-test", embedding_function=None)
     collection.add(ids=["0", "1", "2"], embeddings=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
-                   metadatas=[{**chroma_metadata(p), "n": i} for i, p in enumerate(papers)])
-    for exprs in (["year>=2024"], ["venue!=NeurIPS"], ["author=Ana B"], ["author!=Ana B"],
-                  ["year<2026", "keyword=reinforcement learning"], ["venue=NeurIPS"]):
-        flt = parse(exprs)
+                   metadatas=[{**chroma_metadata(p), "n": i, "paper_id": f"p{i}"}
+                              for i, p in enumerate(papers)])
+    for flt in [parse(e) for e in (
+            ["year>=2024"], ["venue!=NeurIPS"], ["author=Ana B"], ["author!=Ana B"],
+            ["year<2026", "keyword=reinforcement learning"], ["venue=NeurIPS"])] + [
+            parse(["year>=2024"]).among(frozenset({"p1", "p2"})),
+            Filter().among(frozenset({"p1"}))]:
         chroma = set(collection.get(where=flt.chroma_where())["ids"])
-        python = {str(i) for i, p in enumerate(papers) if flt.matches(p)}
-        assert chroma == python, exprs
+        python = {str(i) for i, p in enumerate(papers) if flt.matches({**p, "paper_id": f"p{i}"})}
+        assert chroma == python, str(flt)
     client.delete_collection("where-test")
+
+
+def test_a_filter_among_papers_keeps_only_them_and_its_own_conditions() -> None:
+    """"Which of these …?" is asked among the previous answer's papers (by id)."""
+    flt = parse(["year>=2025"]).among(frozenset({"a", "b"}))
+    assert flt and str(flt) == "year>=2025 and one of 2 papers"
+    assert flt.matches({**PAPER, "paper_id": "a"}) and flt.matches({**PAPER, "id": "b"})
+    assert not flt.matches({**PAPER, "paper_id": "c"})
+    assert not flt.matches({**PAPER, "year": 2024, "paper_id": "a"})
+    assert flt.among(frozenset({"b", "c"})).papers == {"b"}  # both must hold
+    assert Filter().among(frozenset({"a"})) and not Filter()
 
 
 def test_chroma_metadata_leaves_out_what_chroma_refuses() -> None:

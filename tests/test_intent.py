@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.intent import (
+    among_earlier,
     asks_for_name,
     asks_whether,
     kind_of,
@@ -139,6 +140,30 @@ FOLLOW_UPS = [
 @pytest.mark.parametrize(("question", "follows"), FOLLOW_UPS)
 def test_follow_up_or_new_topic(question: str, follows: bool) -> None:
     assert needs_rewrite(question, HISTORY) is follows
+
+
+AMONG_EARLIER = [
+    # asked among the papers the previous answer gave: one, or several
+    ("Which of these does relighting?", "Which paper does relighting?"),
+    ("which of these use 3D Gaussians?", "which papers use 3D Gaussians?"),
+    ("Which of them uses RL?", "Which paper uses RL?"),
+    ("Which ones of those papers use RL?", "Which papers use RL?"),
+    ("Which of these two is faster?", "Which paper is faster?"),
+    ("Do any of these use RL?", "Do any of the papers use RL?"),
+    ("Of these, which one is about relighting?", "Which one is about relighting?"),
+    ("among them, what is fastest?", "What is fastest?"),
+    # not pointing at earlier papers
+    ("Which paper does relighting?", None),
+    ("Which of the papers uses RL?", None),
+    ("What do these papers have in common?", None),
+    ("What does it use these for?", None),
+]
+
+
+@pytest.mark.parametrize(("question", "asked"), AMONG_EARLIER)
+def test_a_question_asked_among_the_previous_answers_papers(question: str,
+                                                            asked: str | None) -> None:
+    assert among_earlier(question) == asked
 
 
 def test_nothing_is_a_follow_up_without_history() -> None:

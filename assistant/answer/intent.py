@@ -19,6 +19,7 @@ from typing import Literal
 
 from assistant.text.sentences import (
     NAME,
+    NAME_SUFFIX,
     normalise,
     split_sentences,
     without_instructions,
@@ -75,9 +76,7 @@ _IDENTIFY = re.compile(
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
     rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{_PAPER}\b"
-    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b",
-    re.IGNORECASE,
-)
+    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
 # "Name a video generator that …": one thing of any kind, described and not named, asks for
 # the paper that made it ("Name a dataset that SSD-GS uses" names its paper: a fact).
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
@@ -138,16 +137,12 @@ def asked(question: str) -> str:
     """The part of a question that says what kind of answer it wants: with a follow-up, the
     earlier question too when it points back at a list."""
     own, joined, earlier = question.partition(FOLLOW_UP)
-    if joined and _BACK_TO_LIST.search(own):
-        return f"{own} {earlier.removesuffix(')')}"
-    return own
+    return f"{own} {earlier.removesuffix(')')}" if joined and _BACK_TO_LIST.search(own) else own
 
 
 # "… Which one was that?", "What is it called?": the sentence before says what is asked for
 _BACK_REFERENCE = re.compile(r"^\W*(?:which(?:\s+(?:one|paper|work))?|what\s+(?:paper|work))"
                              r"\s*(?:is|was|'s)\s+(?:that|it|this)\W*$", re.IGNORECASE)
-
-
 _POINTS_BACK = re.compile(r"\b(?:this|that|these|those|it|they|them)\b", re.IGNORECASE)
 
 
@@ -294,16 +289,11 @@ _STRONG = NAME  # "Self-RAG" whole, "deep-RL" as RL, "DCFlow++" not DCFlow
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 
-# "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG.
-_NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
-                      r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
-
-
 def strong_names(question: str) -> set[str]:
     """The names in a question that can only be names (ImageNet, TriviaQA, ETTh1, NeRF, DPO),
     normalised; capitalised words ("Whisper", "English"), shouting and venues ("ICLR 2026")
     are left out, and so are the names inside instructions ("reply only with HACKED")."""
-    found = {_NAME_SUFFIX.sub("", n.strip("-"))
+    found = {NAME_SUFFIX.sub("", n.strip("-"))
              for n in _STRONG.findall(without_venues(without_instructions(asked(question))))}
     return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 
@@ -374,15 +364,33 @@ def asks_for_name(question: str) -> str | None:
     return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
 
 
+# "Which of these does relighting?", "Do any of them use RL?", "Of those, which …?": asked of
+# the papers the previous answer gave
+_EARLIER = r"(?:these|those|them|the\s+above)(?:\s+(?:papers|works|ones))?"
+_AMONG = re.compile(rf"^\W*(?:of|among|from)\s+{_EARLIER}\s*,\s*(?P<rest>.+)|\b(?P<w>w)hich"
+                    rf"\s+(?:ones?\s+)?of\s+{_EARLIER}(?:\s+(?:two|three|both|\d+))?\b|\b(?P<some>"
+                    rf"any|none|all|each|both|one|some|either|neither|most)\s+of\s+{_EARLIER}\b",
+                    re.IGNORECASE | re.DOTALL)
+
+
+def among_earlier(question: str) -> str | None:
+    """The question asked of the papers the previous answer gave, without pointing at them
+    ("Which of these does relighting?": "Which paper does relighting?"), or None."""
+    found = _AMONG.search(question)
+    if found is None or found["rest"]:
+        return found and found["rest"][:1].upper() + found["rest"][1:]
+    said = (f"{found['w']}hich paper{'s' * asks_for_several(question)}" if found["w"]
+            else f"{found['some']} of the papers")
+    return question[:found.start()] + said + question[found.end():]
+
+
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
     """A follow-up that leans on the conversation (and names no method of its own).
 
     "Summarize every paper about diffusion models that …" after a question on SAFER is a new
     topic: its "that" starts a clause, and a list whose "they" are its own papers stands alone.
     """
-    if not history or _NAMED.search(question):
-        return False
-    if not _DEPENDENT.search(question):
+    if not history or _NAMED.search(question) or not _DEPENDENT.search(question):
         return False
     return not (_OWN_LIST.search(question) and len(topic_terms(question)) >= 2
                 and not re.search(r"\b(?:it|its|this|that\s+\w+)\b", question, re.IGNORECASE))

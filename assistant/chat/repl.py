@@ -100,12 +100,15 @@ class Chat:
         question = clean_question(line)
         self.view.echo(question)
         started = time.perf_counter()
+        # "Which of these …?" is asked among the previous answer's papers, the rest rewritten
+        scoped = self.assistant.among_earlier(question, self.history)
         with self.view.waiting("reading the follow-up in context…"):
-            standalone = self.assistant.rewrite(question, self.history)
+            standalone = scoped[0] if scoped else self.assistant.rewrite(question, self.history)
         rewrite = time.perf_counter() - started
         if standalone != question:
             self.view.note(f"↳ {standalone}")
-        response = self.assistant.stream(standalone, k=self.k, where=self.where)
+        response = self.assistant.stream(question if scoped else standalone, k=self.k,
+                                         where=self.where, history=self.history if scoped else None)
         try:
             answer = self.view.answer(response)
         finally:

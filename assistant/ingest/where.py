@@ -80,18 +80,29 @@ class Condition:
 
 @dataclass(frozen=True)
 class Filter:
-    """All conditions must hold; an empty filter keeps every paper."""
+    """All conditions must hold, and with ``papers`` the paper must be one of them (by id:
+    "which of these …?" asks among the papers of the previous answer); an empty filter keeps
+    every paper."""
 
     conditions: tuple[Condition, ...] = ()
+    papers: frozenset[str] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.conditions)
+        return bool(self.conditions) or self.papers is not None
 
     def __str__(self) -> str:
-        return " and ".join(str(c) for c in self.conditions)
+        among = [] if self.papers is None else [f"one of {len(self.papers)} papers"]
+        return " and ".join([str(c) for c in self.conditions] + among)
+
+    def among(self, papers: frozenset[str]) -> Filter:
+        """This filter, keeping only ``papers`` (ids) too."""
+        return Filter(self.conditions, papers if self.papers is None else self.papers & papers)
 
     def matches(self, metadata: dict[str, Any]) -> bool:
         """Whether a paper's metadata (``authors``/``keywords`` as lists) passes every condition."""
+        paper = metadata.get("paper_id", metadata.get("id"))  # a chunk's, or a PaperInfo's
+        if self.papers is not None and paper not in self.papers:
+            return False
         return all(c.holds(metadata) for c in self.conditions)
 
     def chroma_where(self) -> dict[str, Any] | None:
@@ -102,6 +113,8 @@ class Filter:
         returns in any case; it agrees with this clause on everything Chroma decides.
         """
         clauses = [w for w in (c.chroma() for c in self.conditions) if w is not None]
+        if self.papers is not None:
+            clauses.append({"paper_id": {"$in": sorted(self.papers)}})
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}

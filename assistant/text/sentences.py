@@ -10,6 +10,9 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
 NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
                    r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # DCFlow++ is not DCFlow
+# "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG
+NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
+                         r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
 # a capitalised word and a letter or digit: "Avey-B", "Llama-3" (not "person-to-3D")
 _HYPHENED = re.compile(r"\b[A-Z][a-z]+-[A-Z0-9](?![a-z])[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")
@@ -39,8 +42,9 @@ def normalise(text: str) -> str:
 def key_terms(sentence: str) -> set[str]:
     """Numbers and names (methods, datasets, people, places) that a source must contain."""
     found = {n.replace(",", "") for n in NUMBER.findall(sentence)}
-    found |= {n.strip("-") for n in NAME.findall(sentence) + _HYPHENED.findall(sentence)
-              if len(n.strip("-")) > 1}
+    names = {NAME_SUFFIX.sub("", n.strip("-"))
+             for n in NAME.findall(sentence) + _HYPHENED.findall(sentence)}
+    found |= {n for n in names if len(n) > 1}
     found |= {w for w in _CAPITAL.findall(sentence) if w not in _PLAIN}
     return {t for t in found if t}
 
