@@ -150,7 +150,8 @@ AMONG_EARLIER = [
     ("Which ones of those papers use RL?", "Which papers use RL?"),
     ("Which of these two is faster?", "Which paper is faster?"),
     ("Do any of these use RL?", "Do any of the papers use RL?"),
-    ("Of these, which one is about relighting?", "Which one is about relighting?"),
+    ("Of these, which one is about relighting?", "Which paper is about relighting?"),
+    ("Among those, which ones use RL?", "Which papers use RL?"),
     ("among them, what is fastest?", "What is fastest?"),
     # not pointing at earlier papers
     ("Which paper does relighting?", None),

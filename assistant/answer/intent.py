@@ -377,8 +377,12 @@ def among_earlier(question: str) -> str | None:
     """The question asked of the papers the previous answer gave, without pointing at them
     ("Which of these does relighting?": "Which paper does relighting?"), or None."""
     found = _AMONG.search(question)
-    if found is None or found["rest"]:
-        return found and found["rest"][:1].upper() + found["rest"][1:]
+    if found is not None and found["rest"]:  # "Of these, which one is …?": "which of these is"
+        rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"], 1, re.I)
+        asked = among_earlier(rest) if rest != found["rest"] else rest
+        return asked[:1].upper() + asked[1:]
+    if found is None:
+        return None
     said = (f"{found['w']}hich paper{'s' * asks_for_several(question)}" if found["w"]
             else f"{found['some']} of the papers")
     return question[:found.start()] + said + question[found.end():]
