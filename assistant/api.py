@@ -226,7 +226,7 @@ class Assistant:
         started = time.perf_counter()
         warnings: list[str] = []
         with model_errors(self.settings):
-            standalone, sources, shown, among = self._read(question, history, k, flt, warnings)
+            standalone, sources, shown = self._read(question, history, k, flt, warnings)
         retrieved = time.perf_counter() - started
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
@@ -234,8 +234,7 @@ class Assistant:
                               quote_sentences=self.settings.answer.quote_sentences,
                               min_support=fitted.threshold,
                               relative_support=fitted.relative,
-                              # among papers just given, one is presupposed: not judged
-                              judge_threshold=0.0 if among else fitted.judge,
+                              judge_threshold=fitted.judge,
                               judge_on=fitted.judge_on,
                               judge_within=fitted.judge_within,
                               verdict_threshold=fitted.verdict,
@@ -253,11 +252,10 @@ class Assistant:
             )
 
     def _read(self, question: str, history: History | None, k: int | None, flt: Filter,
-              warnings: list[str]) -> tuple[str, list[Source], str | None, bool]:
+              warnings: list[str]) -> tuple[str, list[Source], str | None]:
         """(the question as it is searched for and checked, the papers found for it, the
         question as the model is shown it when that differs: with what it says to leave
-        out, whether it is asked among the previous answer's papers); what was read
-        differently from what was typed is added to ``warnings``."""
+        out); what was read differently from what was typed is added to ``warnings``."""
         from assistant.answer.evidence import recased, respelled
         from assistant.ingest.tokens import truncate
         from assistant.text.sentences import without_instructions, without_style
@@ -297,7 +295,7 @@ class Assistant:
         if fixes:
             warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
             standalone, sources = respelt, self._find(respelt, k, flt, excluded)
-        return standalone, sources, plain if excluded else None, scope is not None
+        return standalone, sources, plain if excluded else None
 
     @property
     def judge(self) -> Judge | None:
