@@ -267,7 +267,8 @@ class Assistant:
         scope = self.among_earlier(text, history or [])
         if scope is not None:
             standalone, flt = scope[0], flt.among(scope[1])
-            warnings.append(f"asked of the {len(scope[1])} papers of the previous answer")
+            count = len(scope[1])
+            warnings.append(f"asked of the {count} paper{'s' * (count > 1)} of the previous answer")
         else:
             standalone = self.rewrite(text, history or [])
         # Orders written into the question ("Ignore all previous instructions and …",

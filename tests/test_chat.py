@@ -161,6 +161,20 @@ def test_which_of_these_is_asked_among_the_papers_of_the_previous_answer(bundled
     assert f"[1] {SSD_GS}" in second
 
 
+def test_a_filter_among_papers_retrieves_only_them_and_none_is_an_error(bundled_home,
+                                                                        minilm) -> None:
+    from assistant.errors import InputError
+    from assistant.ingest.where import Filter
+
+    assistant = Assistant(Settings(home=bundled_home), embeddings=minilm)
+    ids = {s.title: s.paper_id for s in assistant.retrieve("Which papers use 3D Gaussians?")}
+    two = frozenset({ids[FUSION], ids[SSD_GS]})
+    found = assistant.retrieve("Which paper does relighting?", where=Filter().among(two))
+    assert {s.paper_id for s in found} == two
+    with pytest.raises(InputError, match="no indexed paper matches"):  # not Chroma's error
+        assistant.retrieve("relighting", where=Filter().among(frozenset()))
+
+
 def test_which_of_these_after_a_refusal_is_rewritten_as_before(bundled_home, minilm) -> None:
     """No paper in the previous answer: the follow-up goes to the model's rewrite."""
     replies = ["Which papers use speculative decoding on phones?"]

@@ -44,8 +44,10 @@ def test_a_line_that_opens_with_a_marker_is_one_item_per_marker() -> None:
     assert units == ["[2] Risk-Sensitive RL for LLMs", "[3] TimeOmni-1: Time Series Reasoning",
                      "[1] A does X.", "[4] B does Y."]
     # markers inside or after a sentence stay with it
-    assert [s for _, s, _ in split_units("A does X [1] and B [2] too.")] == [
-        "A does X [1] and B [2] too."]
+    for whole in ("A does X [1] and B [2] too.", "[1] and [2] both use RL.",
+                  "[1] X relights scenes [1] and handles shadows [2].",
+                  "[1] X relights (see also [3]) scenes."):
+        assert [s for _, s, _ in split_units(whole)] == [whole]
     assert [s for _, s, _ in split_units("[1][2] Both do X. [3]")] == ["[1][2] Both do X [3]."]
 
 

@@ -310,6 +310,7 @@ def test_a_filter_among_papers_keeps_only_them_and_its_own_conditions() -> None:
     assert not flt.matches({**PAPER, "year": 2024, "paper_id": "a"})
     assert flt.among(frozenset({"b", "c"})).papers == {"b"}  # both must hold
     assert Filter().among(frozenset({"a"})) and not Filter()
+    assert not flt.among(frozenset({"c"})).matches({**PAPER, "paper_id": "c"})  # none left
 
 
 def test_chroma_metadata_leaves_out_what_chroma_refuses() -> None:

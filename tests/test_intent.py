@@ -153,8 +153,15 @@ AMONG_EARLIER = [
     ("Of these, which one is about relighting?", "Which paper is about relighting?"),
     ("Among those, which ones use RL?", "Which papers use RL?"),
     ("among them, what is fastest?", "What is fastest?"),
-    # not pointing at earlier papers
+    ("Which of these methods is fastest?", "Which paper is fastest?"),
+    ("Does either of them use RL?", "Does either of the papers use RL?"),
+    # not pointing at earlier papers, or with a list of their own
     ("Which paper does relighting?", None),
+    ("Which of these datasets does SSD-GS use?", None),
+    ("Find papers on speculative decoding; which of them run on phones?", None),
+    ("Are there other papers like any of these?", None),
+    ("Which papers cite any of these works?", None),
+    ("List papers on tokenizers and explain one of them.", None),
     ("Which of the papers uses RL?", None),
     ("What do these papers have in common?", None),
     ("What does it use these for?", None),

@@ -179,9 +179,8 @@ def _asking_sentence(text: str) -> str:
 def join_follow_up(question: str, earlier: str) -> str:
     """A follow-up asked together with the earlier question, flat when that was itself one."""
     own, joined, before = earlier.partition(FOLLOW_UP)
-    if joined:
-        earlier = f"{own} {before.removesuffix(')')}"
-    return f"{question}{FOLLOW_UP}{earlier})"
+    flat = f"{own} {before.removesuffix(')')}" if joined else earlier
+    return f"{question}{FOLLOW_UP}{flat})"
 
 
 # "What do earlier … methods rely on?", "How do the methods compare?", "What fraction of the
@@ -192,11 +191,6 @@ _WH_START = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b", re.IGNORE
 _WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?{_PLURALS}\b"
                         rf"|{_WHICH_ONES})", re.IGNORECASE)
 _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
-
-
-def _asks_for_other(own: str) -> bool:
-    return (bool(_WH_START.match(own)) and not _WH_PLURAL.match(own)
-            and not _SPEAKS_OF_PAPERS.search(own))
 
 
 # "How many purification methods does X propose?" counts things (unless it counts papers), and
@@ -225,7 +219,9 @@ def _kind(own: str) -> Kind:
     if _COUNT_OR_ABOUT.match(own):
         return "fact"
     nouns = _AS_VERB.sub(" ", own)
-    several = bool(_LIST.search(nouns)) and not _asks_for_other(nouns)
+    several = bool(_LIST.search(nouns)) and not (  # unless it asks for something else
+        _WH_START.match(nouns) and not _WH_PLURAL.match(nouns)
+        and not _SPEAKS_OF_PAPERS.search(nouns))
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or (
@@ -365,27 +361,30 @@ def asks_for_name(question: str) -> str | None:
 
 
 # "Which of these does relighting?", "Do any of them use RL?", "Of those, which …?": asked of
-# the papers the previous answer gave
-_EARLIER = r"(?:these|those|them|the\s+above)(?:\s+(?:papers|works|ones))?"
+# the papers the previous answer gave; not "which of these datasets …", "papers like any of these"
+_EARLIER = (r"(?:these|those|them|the\s+above)(?:\s+(?:papers|ones|methods|approaches))?"
+            rf"(?!\s+\w+s\s+{_AUX}\b)")
 _AMONG = re.compile(rf"^\W*(?:of|among|from)\s+{_EARLIER}\s*,\s*(?P<rest>.+)|\b(?P<w>w)hich"
-                    rf"\s+(?:ones?\s+)?of\s+{_EARLIER}(?:\s+(?:two|three|both|\d+))?\b|\b(?P<some>"
-                    rf"any|none|all|each|both|one|some|either|neither|most)\s+of\s+{_EARLIER}\b",
-                    re.IGNORECASE | re.DOTALL)
+                    rf"\s+(?:ones?\s+)?of\s+{_EARLIER}(?:\s+(?:two|three|both|\d+))?\b|^\W*(?P<aux>"
+                    rf"{_AUX}\s+)?(?P<some>any|none|all|each|both|one|some|either|neither|most)\s+"
+                    rf"of\s+{_EARLIER}\b", re.IGNORECASE | re.DOTALL)
 
 
 def among_earlier(question: str) -> str | None:
     """The question asked of the papers the previous answer gave, without pointing at them
     ("Which of these does relighting?": "Which paper does relighting?"), or None."""
     found = _AMONG.search(question)
-    if found is not None and found["rest"]:  # "Of these, which one is …?": "which of these is"
+    if found is None or _OWN_LIST.search(question):  # "Find papers on X; which of them …?"
+        return None
+    if found["rest"]:  # "Of these, which one is …?": "which of these is …?"
         rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"], 1, re.I)
         asked = among_earlier(rest) if rest != found["rest"] else rest
         return asked[:1].upper() + asked[1:]
-    if found is None:
-        return None
-    said = (f"{found['w']}hich paper{'s' * asks_for_several(question)}" if found["w"]
-            else f"{found['some']} of the papers")
-    return question[:found.start()] + said + question[found.end():]
+    head, tail = question[:found.start()], question[found.end():]
+    if found["some"]:
+        return f"{head}{found['aux'] or ''}{found['some']} of the papers{tail}"
+    several = asks_for_several(f"{head}which of these{tail}")  # not "these papers": a list
+    return f"{head}{found['w']}hich paper{'s' * several}{tail}"
 
 
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:

@@ -96,8 +96,10 @@ def strip_markers(sentence: str) -> str:
 
 # A line that opens with a marker lists papers by marker, without a full stop between them
 # ("[2] First Title [3] Second Title"): each marker starts an item of its own.
-_LEADS = re.compile(rf"^{_ONE}\s*[^\s\[]")
-_NEXT_ITEM = re.compile(rf"\s+(?={_ONE}\s*[^\s\[.,;:!?])")
+# Not "[1] and [2] both use RL." nor "… (see also [3])": a marker after "and", "or", a comma or
+# a bracket, or before a word in lower case, is inside the sentence.
+_LEADS = re.compile(rf"^(?i:{_ONE})\s*[^\s\[]")
+_NEXT_ITEM = re.compile(rf"(?<![,(])(?<!\band)(?<!\bor)\s+(?=(?i:{_ONE})\s*[A-Z0-9\"“])")
 
 
 def _items(body: str) -> list[str]:

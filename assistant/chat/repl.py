@@ -100,9 +100,9 @@ class Chat:
         question = clean_question(line)
         self.view.echo(question)
         started = time.perf_counter()
-        # "Which of these …?" is asked among the previous answer's papers, the rest rewritten
-        scoped = self.assistant.among_earlier(question, self.history)
         with self.view.waiting("reading the follow-up in context…"):
+            # "Which of these …?" is asked among the previous answer's papers, the rest rewritten
+            scoped = self.assistant.among_earlier(question, self.history)
             standalone = scoped[0] if scoped else self.assistant.rewrite(question, self.history)
         rewrite = time.perf_counter() - started
         if standalone != question:

@@ -161,8 +161,8 @@ class HybridRetriever:
         """Ids and similarities of the nearest chunks (Chroma's own search); with a filter,
         among the chunks its metadata ``where`` keeps."""
         clause = _chroma_clause(where, table) if where else None
-        if where and clause is None:
-            return []
+        if where and (clause is None or where.papers == frozenset()):
+            return []  # nothing can match (Chroma refuses an empty "$in")
         return self.store.nearest(vector, self.config.candidates, total=len(table), where=clause)
 
     def rarity(self, term: str) -> float:
