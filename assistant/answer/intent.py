@@ -377,7 +377,8 @@ def among_earlier(question: str) -> str | None:
     if found is None or _OWN_LIST.search(question):  # "Find papers on X; which of them …?"
         return None
     if found["rest"]:  # "Of these, which one is …?": "which of these is …?"
-        rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"], 1, re.I)
+        rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"],
+                      count=1, flags=re.IGNORECASE)
         asked = among_earlier(rest) if rest != found["rest"] else rest
         return asked[:1].upper() + asked[1:]
     head, tail = question[:found.start()], question[found.end():]
