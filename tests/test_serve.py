@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import os
 import signal
 import subprocess
@@ -188,6 +189,23 @@ def test_a_follow_up_is_read_with_the_conversation(server, fake) -> None:
     assert DRPOSE not in rewrite.split("Conversation:")[-1]  # the references were left out
     assert "PoseScore" in completion.choices[0].message.content
     assert completion.citations[0]["title"] == DRPOSE
+
+
+def test_which_of_these_is_asked_among_the_papers_the_conversation_named(server, fake) -> None:
+    fusion = "GaussianFusion: Unified 3D Gaussian Representation for Multi-Modal Fusion Perception"
+    ssd = "SSD-GS: Scattering and Shadow Decomposition for Relightable 3D Gaussian Splatting"
+    fake.reply = lambda prompt: "SSD-GS is a physically-based relighting framework [1]."
+    completion = server.client().chat.completions.create(model="assistant", messages=[
+        {"role": "user", "content": "Which papers use 3D Gaussians?"},
+        {"role": "assistant", "content": "GaussianFusion uses 3D Gaussians [1].\n"
+                                         "SSD-GS uses 3D Gaussians [2]."},
+        {"role": "user", "content": "Which of these does relighting?"},
+    ])
+    prompts = ["\n".join(m["content"] for m in s.body["messages"]) for s in fake.seen]
+    assert prompts and not any("Standalone:" in p for p in prompts)  # no rewrite
+    shown = {t for p in prompts for t in re.findall(r"^\[\d+\] (.+)$", p, re.MULTILINE)}
+    assert ssd in shown and shown <= {fusion, ssd}
+    assert completion.citations[0]["title"] == ssd
 
 
 def test_four_clients_at_once_are_all_answered(server, fake) -> None:
