@@ -155,6 +155,7 @@ def test_which_of_these_is_asked_among_the_papers_of_the_previous_answer(bundled
     second = out.split("> Which of these does relighting?\n")[1]
     assert second.startswith("↳ Which paper does relighting?\n")
     assert "warning: asked of the 2 papers of the previous answer" in second
+    assert re.search(r"\n\d+\.\d s · first words after", second)  # no rewrite time
     # the model was shown the paper that relights, of those two, and no other
     shown = re.findall(r"^\[\d+\] (.+)$", llm.prompts[1], re.MULTILINE)
     assert shown[0] == SSD_GS and set(shown) <= {FUSION, SSD_GS}

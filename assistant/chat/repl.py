@@ -122,7 +122,7 @@ class Chat:
         if answer.citations:
             self.view.text("\n" + answer.references)
         parts = [f"{seconds:.1f} s"]
-        if standalone != question:
+        if standalone != question and not scoped:  # "which of these": no model rewrite
             parts.append(f"rewrite {rewrite:.1f} s")
         if answer.timings.first_token is not None:
             parts.append(f"first words after {rewrite + answer.timings.first_token:.1f} s")
