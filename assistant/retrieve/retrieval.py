@@ -161,8 +161,8 @@ class HybridRetriever:
         """Ids and similarities of the nearest chunks (Chroma's own search); with a filter,
         among the chunks its metadata ``where`` keeps."""
         clause = _chroma_clause(where, table) if where else None
-        if where and (clause is None or where.papers == frozenset()):
-            return []  # nothing can match (Chroma refuses an empty "$in")
+        if where and clause is None:
+            return []
         return self.store.nearest(vector, self.config.candidates, total=len(table), where=clause)
 
     def rarity(self, term: str) -> float:
@@ -298,6 +298,8 @@ def _chroma_clause(where: Filter, table: _Chunks) -> dict[str, Any] | None:
     when none does). Chroma decides years, venues, authors and keywords compared exactly
     itself; a ``~`` (which its metadata filters cannot say) or a title (kept on first chunks
     only) is decided here, over the table's papers, and sent as their ids."""
+    if where.papers == frozenset():
+        return None  # among no papers (Chroma refuses an empty "$in")
     if all(c.op != "~" and c.field != "title" for c in where.conditions):
         return where.chroma_where()
     ids = sorted({m["paper_id"] for m in table.metas
