@@ -34,6 +34,7 @@ from assistant.text.sentences import (
     misspelt,
     normalise,
     question_names,
+    defined,
     split_sentences,
     without_examples,
 )
@@ -182,11 +183,15 @@ class CitationChecker:
 
     def relevant(self, item: Evidence) -> bool:
         """For "which papers …?" questions that name something (GRPO, ImageNet), whether the
-        source mentions any of it: a paper listed without it is not an answer."""
+        source mentions any of it, or what a shown paper defines it as ("RL": "reinforcement
+        learning (RL)"): a paper listed without it is not an answer."""
         if not self.several or not self._names:
             return True
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
-        return any(mentions(haystack, name) for name in self._names)
+        words = f' {" ".join(re.findall(r"[a-z0-9]+", haystack))} '
+        texts = [e.source.text for e in self.evidence]
+        return any(mentions(haystack, name) or any(
+            f" {full} " in words for full in defined(name, texts)) for name in self._names)
 
     def _supports(self, item: Evidence, sentence: str,
                   vector: Sequence[float]) -> tuple[float, str, str]:

@@ -118,6 +118,20 @@ def spelled_out(acronym: str, text: str) -> bool:
         for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
 
 
+def defined(acronym: str, texts: Iterable[str]) -> set[str]:
+    """What ``texts`` say ``acronym`` stands for where they define it, in lower case:
+    "reinforcement learning" for "rl" from "… via reinforcement learning (RL) …"."""
+    letters = acronym.lower()
+    letters = letters[:-1] if letters.endswith("s") and len(letters) > 2 else letters
+    found = set()
+    for text in texts:
+        for match in re.finditer(rf"\(\s*{re.escape(letters)}s?\s*\)", text.lower()):
+            words = re.findall(r"[a-z0-9]+", text[:match.start()].lower())[-len(letters):]
+            if len(words) == len(letters) and "".join(w[0] for w in words) == letters:
+                found.add(" ".join(words))
+    return found
+
+
 def _windows(words: list[str], size: int) -> Iterator[list[str]]:
     return (words[i:i + size] for i in range(len(words) - size + 1))
 
@@ -283,6 +297,10 @@ _EXCLUDED_FRAME = re.compile(
     r"^(?:the\s+ones?\s+(?:about|on|that|which|with)\s+|anything\s+(?:that\s+)?"
     r"(?:involving|about|on|with|that)?\s*|the\s+|an?\s+|any\s+)|\s+(?:ones?|papers?|works?)$",
     re.IGNORECASE)
+# "… with a learned Q-function? GFlowNets don't count.": the same, as a sentence of its own
+_COUNTS_NOT = re.compile(
+    r"(?<=[.?!])\s*(?P<open>)(?P<what>[^.?!;()]+?)\s+(?:do|does|will)(?:\s+not|n['\u2019]?t)"
+    r"\s+count\s*(?:[.?!]|$)", re.IGNORECASE)
 _NOT_A_THING = re.compile(r"^(?:it|them|this|that|these|those|they|one|ones|me|us)$", re.I)
 
 
@@ -304,7 +322,7 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
             if part.strip():
                 left.append(part.strip())
         return " "
-    rest = _EXCLUDES.sub(cut, question)
+    rest = _COUNTS_NOT.sub(cut, _EXCLUDES.sub(cut, question))
     rest = _tidied(re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", rest)).lstrip(".?!, ")
     if (broken or not left or not re.search(r"[A-Za-z]", rest)
             or any(len(t.split()) > 4 or _NOT_A_THING.match(t) for t in left)
@@ -314,10 +332,11 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
     return rest, tuple(left)
 
 
-# "… whether through adapters, RL post-training or distillation?", "(e.g. GRPO)": examples of
-# what is asked about, of which a paper needs only one.
+# "… whether through adapters, RL post-training or distillation?", "(e.g. GRPO)", "like
+# 'Something-10K'": examples of what is asked about, of which a paper needs only one.
 _EXAMPLES = re.compile(r"[,(]?\s*(?:,\s*whether\s+(?:through|via|by|with|using)\b|\b(?:e\.g\."
-                       r"|such\s+as|for\s+(?:example|instance)|including)\s)"
+                       r"|such\s+as|for\s+(?:example|instance)|including)\s"
+                       r"|,\s*like\s(?=\s*['\"\u2018\u201c]))"
                        r"[^.?!;)]*?(?=,\s*(?:and|which|or)\b|[.?!;)]|$)\)?", re.IGNORECASE)
 
 
