@@ -316,6 +316,31 @@ def test_what_is_no_subject_no_echo_and_no_mention() -> None:
     tested = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
                              question="Which papers test whether RL agents plan?")
     assert not tested.relevant(evidence[1])
+    # an example given as a quoted name ("like 'Something-10K'") is not required either
+    quoted = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                             question="Which papers name a model by its size, like 'World-1K'?")
+    assert quoted.relevant(evidence[0])
+
+
+def test_a_list_name_counts_where_a_shown_paper_defines_it() -> None:
+    """"Which of the RL papers …?": a paper that writes "reinforcement learning" is one of
+    them when a shown paper defines RL so; a chance spelling ("robot learning") is not."""
+    from assistant.text.sentences import defined
+
+    evidence = [
+        _evidence(1, "Alpha: Policies for Agents", "We train agents with reinforcement "
+                  "learning (RL) from sparse rewards."),
+        _evidence(2, "Beta: Exploration at Scale", "Exploration in reinforcement learning "
+                  "is hard in high dimensions."),
+        _evidence(3, "Gamma: Robot Learning", "Robot learning from videos of people."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                              question="Which of the RL papers control a humanoid?")
+    assert [checker.relevant(e) for e in evidence] == [True, True, False]
+    assert not CitationChecker(evidence[1:], embed=lambda text: (1.0, 0.0), several=True,
+                               question="Which RL papers scale?").relevant(evidence[1])
+    assert defined("LLMs", ["Large language models (LLMs) reason."]) == {"large language models"}
+    assert defined("RL", ["Rewards (RL) are sparse.", "no definition"]) == set()
 
 
 def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:
