@@ -188,10 +188,14 @@ class CitationChecker:
         if not self.several or not self._names:
             return True
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
-        words = f' {" ".join(re.findall(r"[a-z0-9]+", haystack))} '
-        texts = [e.source.text for e in self.evidence]
+        texts = [self._whole(e) for e in self.evidence]
+        words = f' {" ".join(re.findall(r"[a-z0-9]+", normalise(self._whole(item))))} '
         return any(mentions(haystack, name) or any(
             f" {full} " in words for full in defined(name, texts)) for name in self._names)
+
+    def _whole(self, item: Evidence) -> str:
+        """A shown paper's whole abstract (its passages when the store cannot say)."""
+        return (self.abstract(item.source.paper_id) if self.abstract else None) or item.source.text
 
     def _supports(self, item: Evidence, sentence: str,
                   vector: Sequence[float]) -> tuple[float, str, str]:
