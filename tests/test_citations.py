@@ -341,6 +341,30 @@ def test_a_list_name_counts_where_a_shown_paper_defines_it() -> None:
                                question="Which RL papers scale?").relevant(evidence[1])
     assert defined("LLMs", ["Large language models (LLMs) reason."]) == {"large language models"}
     assert defined("RL", ["Rewards (RL) are sparse.", "no definition"]) == set()
+    # an acronym that ends in "s" is not a plural; a definition in the plural fits one paper
+    # in the singular
+    assert defined("MCTS", ["We plan with Monte Carlo tree search (MCTS)."]) == {
+        "monte carlo tree search"}
+    plural = [_evidence(1, "Alpha: Planning", "We plan with large language models (LLMs)."),
+              _evidence(2, "Beta: Planning", "A large language model plans the route.")]
+    assert CitationChecker(plural, embed=lambda text: (1.0, 0.0), several=True,
+                           question="Which LLM papers plan?").relevant(plural[1])
+
+
+@pytest.mark.parametrize(("question", "rest"), [
+    ("which papers introduce a dataset whose name includes its size, like 'Something-10K'?",
+     "which papers introduce a dataset whose name includes its size?"),
+    ("Which papers, like 'DreamFusion', lift 2D images to 3D?",
+     "Which papers lift 2D images to 3D?"),
+    ("Which papers name a model by size, like 'GPT-3.5'?", "Which papers name a model by size?"),
+    ("Which papers train LLMs, e.g. with RL or adapters?", "Which papers train LLMs?"),
+    ("Which papers look like 'real' video?", "Which papers look like 'real' video?"),
+    ("Which papers are like DrPose?", "Which papers are like DrPose?"),
+])
+def test_examples_a_question_gives_are_left_out(question: str, rest: str) -> None:
+    from assistant.text.sentences import without_examples
+
+    assert without_examples(question) == rest
 
 
 def test_restating_the_question_with_an_abbreviation_answers_nothing() -> None:

@@ -28,16 +28,8 @@ from assistant.answer.markers import (
 )
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
-from assistant.text.sentences import (
-    key_terms,
-    mentions,
-    misspelt,
-    normalise,
-    question_names,
-    defined,
-    split_sentences,
-    without_examples,
-)
+from assistant.text.sentences import (defined, key_terms, mentions, misspelt, normalise,
+                                      question_names, split_sentences, without_examples)
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
@@ -122,14 +114,16 @@ class CitationChecker:
         self.wanted = None if self.papers else asks_for_name(self.question)
         self._yes_no = not self.papers and asks_yes_or_no(self.question)
         self._introduced: dict[str, str | None] = {}
+        self._abstracts: dict[str, str | None] = {}  # whole abstracts, by paper id
+        self._spelled: set[str] | None = None  # what shown papers define a list's names as
 
     def label(self, item: Evidence) -> str:
         """How an answer names a paper: its title, with the name the abstract gives its
         method when the title lacks it ("Architecture-Agnostic … Alignment (PEA)")."""
         source = item.source
         if source.paper_id not in self._introduced:
-            whole = self.abstract(source.paper_id) if self.abstract else None
-            self._introduced[source.paper_id] = introduced_name(whole or source.text, source.title)
+            self._introduced[source.paper_id] = introduced_name(
+                self._whole(item) or source.text, source.title)
         name = self._introduced[source.paper_id]
         if name is None:
             return display(source)
@@ -164,7 +158,7 @@ class CitationChecker:
         abstract, its passages'): the sentence that says what it proposes ("we propose …",
         "this paper presents …") sharing the most of the question's words, and, when another
         sentence shares more of them, that one too, in the abstract's order."""
-        whole = self.abstract(item.source.paper_id) if self.abstract else None
+        whole = self._whole(item)
         scored = []  # (shared words, proposes, position, sentence, passage)
         for passage in ([whole] if whole else item.passages):
             for sentence in split_sentences(passage):
@@ -188,14 +182,20 @@ class CitationChecker:
         if not self.several or not self._names:
             return True
         haystack = normalise(f"{item.source.title} {item.source.text} {item.text}")
-        texts = [self._whole(e) for e in self.evidence]
-        words = f' {" ".join(re.findall(r"[a-z0-9]+", normalise(self._whole(item))))} '
-        return any(mentions(haystack, name) or any(
-            f" {full} " in words for full in defined(name, texts)) for name in self._names)
+        if any(mentions(haystack, name) for name in self._names):
+            return True
+        if self._spelled is None:
+            texts = [self._whole(e) or e.source.text for e in self.evidence]
+            self._spelled = {full for name in self._names for full in defined(name, texts)}
+        words = " ".join(re.findall(r"[a-z0-9]+", normalise(self._whole(item) or item.text)))
+        return any(mentions(words, full) for full in self._spelled)
 
-    def _whole(self, item: Evidence) -> str:
-        """A shown paper's whole abstract (its passages when the store cannot say)."""
-        return (self.abstract(item.source.paper_id) if self.abstract else None) or item.source.text
+    def _whole(self, item: Evidence) -> str | None:
+        """A shown paper's whole abstract when the store gives it (read once)."""
+        if item.source.paper_id not in self._abstracts:
+            self._abstracts[item.source.paper_id] = (
+                self.abstract(item.source.paper_id) if self.abstract else None)
+        return self._abstracts[item.source.paper_id]
 
     def _supports(self, item: Evidence, sentence: str,
                   vector: Sequence[float]) -> tuple[float, str, str]:

@@ -120,15 +120,18 @@ def spelled_out(acronym: str, text: str) -> bool:
 
 def defined(acronym: str, texts: Iterable[str]) -> set[str]:
     """What ``texts`` say ``acronym`` stands for where they define it, in lower case:
-    "reinforcement learning" for "rl" from "… via reinforcement learning (RL) …"."""
-    letters = acronym.lower()
-    letters = letters[:-1] if letters.endswith("s") and len(letters) > 2 else letters
+    "reinforcement learning" for "rl" from "… via reinforcement learning (RL) …", "large
+    language models" for "llms", "monte carlo tree search" for "mcts"."""
+    forms = {acronym.lower()} | ({acronym.lower()[:-1]} if acronym.lower().endswith("s") else set())
     found = set()
     for text in texts:
-        for match in re.finditer(rf"\(\s*{re.escape(letters)}s?\s*\)", text.lower()):
-            words = re.findall(r"[a-z0-9]+", text[:match.start()].lower())[-len(letters):]
-            if len(words) == len(letters) and "".join(w[0] for w in words) == letters:
-                found.add(" ".join(words))
+        lower = text.lower()
+        for letters in (f for f in forms if len(f) >= 2):
+            for match in re.finditer(rf"\(\s*{re.escape(letters)}s?\s*\)", lower):
+                words = re.findall(r"[a-z0-9]+", lower[max(0, match.start() - 300):match.start()])
+                words = words[-len(letters):]
+                if len(words) == len(letters) and "".join(w[0] for w in words) == letters:
+                    found.add(" ".join(words))
     return found
 
 
@@ -298,9 +301,11 @@ _EXCLUDED_FRAME = re.compile(
     r"(?:involving|about|on|with|that)?\s*|the\s+|an?\s+|any\s+)|\s+(?:ones?|papers?|works?)$",
     re.IGNORECASE)
 # "… with a learned Q-function? GFlowNets don't count.": the same, as a sentence of its own
+# (not a question, nor "the ones that don't count")
 _COUNTS_NOT = re.compile(
-    r"(?<=[.?!])\s*(?P<open>)(?P<what>[^.?!;()]+?)\s+(?:do|does|will)(?:\s+not|n['\u2019]?t)"
-    r"\s+count\s*(?:[.?!]|$)", re.IGNORECASE)
+    r"(?<=[.?!])\s*(?P<open>)(?!(?:which|what|who|how|why|the\s+ones?|ones?|that|this|these"
+    r"|those|it|they)\b)(?P<what>[^\s.?!;()][^.?!;()]*?)\s+(?:do|does|will|wo)"
+    r"(?:\s+not|n['\u2019]?t)\s+count\s*(?:[.!]|$)", re.IGNORECASE)
 _NOT_A_THING = re.compile(r"^(?:it|them|this|that|these|those|they|one|ones|me|us)$", re.I)
 
 
@@ -322,7 +327,7 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
             if part.strip():
                 left.append(part.strip())
         return " "
-    rest = _COUNTS_NOT.sub(cut, _EXCLUDES.sub(cut, question))
+    rest = _EXCLUDES.sub(cut, _COUNTS_NOT.sub(cut, question))
     rest = _tidied(re.sub(r"([?.!])(?:\s*[?.!])+", r"\1", rest)).lstrip(".?!, ")
     if (broken or not left or not re.search(r"[A-Za-z]", rest)
             or any(len(t.split()) > 4 or _NOT_A_THING.match(t) for t in left)
@@ -335,12 +340,13 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
 # "… whether through adapters, RL post-training or distillation?", "(e.g. GRPO)", "like
 # 'Something-10K'": examples of what is asked about, of which a paper needs only one.
 _EXAMPLES = re.compile(r"[,(]?\s*(?:,\s*whether\s+(?:through|via|by|with|using)\b|\b(?:e\.g\."
-                       r"|such\s+as|for\s+(?:example|instance)|including)\s"
-                       r"|,\s*like\s(?=\s*['\"\u2018\u201c]))"
+                       r"|such\s+as|for\s+(?:example|instance)|including)\s)"
                        r"[^.?!;)]*?(?=,\s*(?:and|which|or)\b|[.?!;)]|$)\)?", re.IGNORECASE)
+_QUOTED_EXAMPLE = re.compile(r",\s*like\s+['\"\u2018\u201c][^'\"\u2018\u2019\u201c\u201d]*"
+                             r"['\"\u2019\u201d],?")
 
 
 def without_examples(question: str) -> str:
     """``question`` without the examples it gives ("Which papers train LLMs, e.g. with RL
     or adapters?" -> "Which papers train LLMs?")."""
-    return _tidied(_EXAMPLES.sub(" ", question))
+    return _tidied(_EXAMPLES.sub(" ", _QUOTED_EXAMPLE.sub(" ", question)))
