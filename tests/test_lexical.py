@@ -84,6 +84,16 @@ def test_inflections_match_and_stop_words_do_not() -> None:
     assert index.search("", 5) == [] and index.search("unheard", 5) == []
 
 
+def test_an_acronyms_plural_meets_the_acronym() -> None:
+    """Snowball keeps a word without a vowel whole: "LLMs" never met "LLM" ("Any papers on
+    making LLM inference cheaper?" missed GlowQ, "… for Quantized LLMs")."""
+    index = BM25.build(["GlowQ: low-rank approximation for quantized LLMs.", "An MDP solver.",
+                        "A class of gas models."])
+    assert [i for i, _ in index.search("Any papers on LLM inference?", 5)] == [0]
+    assert [i for i, _ in index.search("Which papers solve MDPs?", 5)] == [1]
+    assert [i for i, _ in index.search("gases and classes", 5)] == [2]  # words keep Snowball's
+
+
 def test_rarity_and_knows_read_the_grounding_checks_stems() -> None:
     texts = ["Calibration of the sampling budget.", "We calibrate twice.", "Graph policies."]
     index = BM25.build(texts)

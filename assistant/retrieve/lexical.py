@@ -40,8 +40,22 @@ _ABOUT = "index.json"
 
 def _tokens(texts: list[str]) -> list[list[str]]:
     # A stemmer of its own per call: a PyStemmer object must not be shared between threads.
-    return bm25s.tokenize(texts, stopwords=_STOP_LIST, stemmer=Stemmer.Stemmer("english"),
-                          return_ids=False, show_progress=False)
+    return bm25s.tokenize(texts, stopwords=_STOP_LIST, stemmer=_Stems(), return_ids=False,
+                          show_progress=False)
+
+
+class _Stems:
+    """Snowball's English stems, with an acronym's plural read as the acronym: Snowball keeps
+    a word without a vowel whole, so "LLMs" and "MDPs" would never meet "LLM" and "MDP"."""
+
+    def __init__(self) -> None:
+        self._snowball = Stemmer.Stemmer("english")
+
+    def stemWords(self, words: list[str]) -> list[str]:  # noqa: N802  (bm25s calls it so)
+        return self._snowball.stemWords([w[:-1] if _PLURAL_ACRONYM.match(w) else w for w in words])
+
+
+_PLURAL_ACRONYM = re.compile(r"[b-df-hj-np-tv-xz]{2,}s$")  # "llms", "mdps"; not "gpus", "ss"
 
 
 # A word or hyphened name, whole: "TimeOmni-1", "RS-GRPO", "GFlowNets"
@@ -53,7 +67,8 @@ _NAME_LIKE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYMS = re.compile(r"(?<=[A-Z])s$")  # "CNNs": capitals, plural
 # A saved index made with other words, weights or name rules is built again.
 _FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english", _WORD.pattern,
-                                   _NAME_LIKE.pattern, _ACRONYMS.pattern]).encode()
+                                   _NAME_LIKE.pattern, _ACRONYMS.pattern,
+                                   "acronym plurals"]).encode()
                        ).hexdigest()[:12]
 
 
