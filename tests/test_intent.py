@@ -433,6 +433,7 @@ def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:
         "Which papers use RL? That does not count for much?",
         "Which papers use RL? Which rewards don't count?",
         "Which papers use RL? The ones that don't count.",
+        "Which papers use RL, e.g. GRPO doesn't count.",
     )],
     # no exclusion, or a clause that is not a short list of things
     ("Which methods work without gradients?", "Which methods work without gradients?", ()),

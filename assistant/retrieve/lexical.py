@@ -55,8 +55,6 @@ class _Stems:
         return self._snowball.stemWords([w[:-1] if _PLURAL_ACRONYM.match(w) else w for w in words])
 
 
-_PLURAL_ACRONYM = re.compile(r"[b-df-hj-np-tv-xz]{2,}s$")  # "llms", "mdps"; not "gpus", "ss"
-
 
 # A word or hyphened name, whole: "TimeOmni-1", "RS-GRPO", "GFlowNets"
 _WORD = re.compile(r"(?<![\w\-])[A-Za-z][\w\-]*[A-Za-z0-9](?![\w\-])")
@@ -65,10 +63,11 @@ _WORD = re.compile(r"(?<![\w\-])[A-Za-z][\w\-]*[A-Za-z0-9](?![\w\-])")
 # typed in lower case is as likely the field's term as a name
 _NAME_LIKE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYMS = re.compile(r"(?<=[A-Z])s$")  # "CNNs": capitals, plural
+_PLURAL_ACRONYM = re.compile(r"[b-df-hj-np-tv-xz]{2,}s$")  # "llms", "mdps"; not "gpus", "ss"
 # A saved index made with other words, weights or name rules is built again.
 _FORMAT = hashlib.sha1(json.dumps([_PARAMS, _STOP_LIST, "english", _WORD.pattern,
                                    _NAME_LIKE.pattern, _ACRONYMS.pattern,
-                                   "acronym plurals"]).encode()
+                                   _PLURAL_ACRONYM.pattern]).encode()
                        ).hexdigest()[:12]
 
 

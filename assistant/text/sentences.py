@@ -301,11 +301,12 @@ _EXCLUDED_FRAME = re.compile(
     r"(?:involving|about|on|with|that)?\s*|the\s+|an?\s+|any\s+)|\s+(?:ones?|papers?|works?)$",
     re.IGNORECASE)
 # "… with a learned Q-function? GFlowNets don't count.": the same, as a sentence of its own
-# (not a question, nor "the ones that don't count")
+# (not a question, nor "the ones that don't count", nor after "e.g.")
 _COUNTS_NOT = re.compile(
-    r"(?<=[.?!])\s*(?P<open>)(?!(?:which|what|who|how|why|the\s+ones?|ones?|that|this|these"
-    r"|those|it|they)\b)(?P<what>[^\s.?!;()][^.?!;()]*?)\s+(?:do|does|will|wo)"
-    r"(?:\s+not|n['\u2019]?t)\s+count\s*(?:[.!]|$)", re.IGNORECASE)
+    r"(?<=[.?!])(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)\s*(?P<open>)"
+    r"(?!(?:which|what|who|how|why|the\s+ones?|ones?|that|this|these|those|it|they)\b)"
+    r"(?P<what>[^\s.?!;()][^.?!;()]*?)\s+(?:do|does|will|wo)(?:\s+not|n['\u2019]?t)\s+count"
+    r"\s*(?:[.!]|$)", re.IGNORECASE)
 _NOT_A_THING = re.compile(r"^(?:it|them|this|that|these|those|they|one|ones|me|us)$", re.I)
 
 
@@ -342,8 +343,8 @@ def exclusions(question: str) -> tuple[str, tuple[str, ...]]:
 _EXAMPLES = re.compile(r"[,(]?\s*(?:,\s*whether\s+(?:through|via|by|with|using)\b|\b(?:e\.g\."
                        r"|such\s+as|for\s+(?:example|instance)|including)\s)"
                        r"[^.?!;)]*?(?=,\s*(?:and|which|or)\b|[.?!;)]|$)\)?", re.IGNORECASE)
-_QUOTED_EXAMPLE = re.compile(r",\s*like\s+['\"\u2018\u201c][^'\"\u2018\u2019\u201c\u201d]*"
-                             r"['\"\u2019\u201d],?")
+_QUOTED = r"(?:'[^']*'|\"[^\"]*\"|\u2018[^\u2019]*\u2019|\u201c[^\u201d]*\u201d)"
+_QUOTED_EXAMPLE = re.compile(rf",\s*like\s+{_QUOTED}(?:\s*(?:,|\band\b|\bor\b)\s*{_QUOTED})*,?")
 
 
 def without_examples(question: str) -> str:
