@@ -235,9 +235,9 @@ class _Reply:
         """Stream the quote under the answer ``said`` (already shown); the whole text."""
         checker, render, config = self.checker, self.render, self.config
         assert checker is not None and render is not None
-        several = asks_for_several(self.question) or len(self.named) > 1  # a list; "A vs B"
-        quote = (each_paper(checker, render, said, config) if several else quote_under(
-            self.question, render, said, self.abstract, self.embed_many, config, rare, how))
+        quote = (each_paper(checker, render, said, config) if asks_for_several(self.question)
+                 else quote_under(self.question, render, said, self.abstract, self.embed_many,
+                                  config, rare, how))
         # "Compare SAFER and RS-GRPO.": a paper the question names that the answer left out
         left_out = [e.number for e in self.evidence
                     if e.source.paper_id in self.named and e.number not in render.display]
