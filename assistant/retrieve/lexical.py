@@ -55,7 +55,6 @@ class _Stems:
         return self._snowball.stemWords([w[:-1] if _PLURAL_ACRONYM.match(w) else w for w in words])
 
 
-
 # A word or hyphened name, whole: "TimeOmni-1", "RS-GRPO", "GFlowNets"
 _WORD = re.compile(r"(?<![\w\-])[A-Za-z][\w\-]*[A-Za-z0-9](?![\w\-])")
 # written as only a name is, capitals and small letters mixed past the first letter ("DrPose",
