@@ -262,6 +262,8 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     # the thing is the subject, or a paper is asked for, or a kind rather than a name
     ("Tell me what the HUMAINE authors release publicly.", None),
     ("What kinds of benchmark tasks did they test it on?", None),
+    ("what kinds of benchmarks does avey-b beat transformers on?", None),
+    ("What type of dataset does SSD-GS use?", None),
     ("Which paper trains an LLM to reason about time series?", None),
     ("Name a video generator that was trained to reproduce biological phenomena.", None),
     ("What reward does DrPose maximize?", None),

@@ -328,7 +328,7 @@ def asked_for(question: str) -> set[str] | None:
 
 
 # "Which dataset does SSD-GS use?", "Name the pretrained model DrPose fine-tunes": the answer
-# is a thing by its name (OLAT, nuScenes); "X uses a real-world dataset" names none.
+# is a thing by its name (OLAT, nuScenes); "X uses a real-world dataset" names none ("what kind").
 _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
                 r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
                 r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
@@ -336,7 +336,7 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
 _ASKS_NAME = re.compile(
     r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
     r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
-    rf"(?:(?!(?:a|an|any|some)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
+    rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
     r"|\s*[?.,]|\s*$)",
     re.IGNORECASE)
