@@ -485,6 +485,23 @@ def test_a_which_dataset_answer_must_name_one() -> None:
     assert other.wanted is None and other.names_wanted("It uses many lights.")
 
 
+def test_a_thing_the_source_lists_as_one_is_named() -> None:
+    """"benchmark tasks, including locomotion and robot arm manipulation": the abstract's own
+    examples of the thing asked for name it; the thing's word alone does not."""
+    text = ("QAvatar transfers well across various RL benchmark tasks, including locomotion "
+            "and robot arm manipulation.")
+    checker = CitationChecker([_evidence(1, "Cross-Domain Policy Optimization", text)],
+                              embed=lambda text: (1.0, 0.0),
+                              question="Which RL benchmarks did QAvatar use?")
+    assert checker.wanted == "benchmarks"
+    said = "QAvatar was tested on locomotion and robot arm manipulation."
+    assert checker.names_wanted(said, (text,))
+    assert not checker.names_wanted(said)  # without the passage, no list to read
+    assert not checker.names_wanted("QAvatar was tested on RL benchmark tasks.", (text,))
+    plain = "QAvatar transfers well across locomotion and robot arm manipulation tasks."
+    assert not checker.names_wanted(said, (plain,))  # examples, but not called benchmarks
+
+
 def test_two_letters_are_not_spelled_out_by_any_two_words() -> None:
     from assistant.text.sentences import spelled_out
     assert spelled_out("GP", "a deep kernel gaussian process prior")

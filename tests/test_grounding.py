@@ -180,6 +180,22 @@ def test_a_which_dataset_answer_that_names_none_is_no_answer(bundled_home, minil
 
 
 
+@pytest.mark.parametrize(("question", "reply", "said"), [
+    ("which RL benchmarks did QAvatar use?",
+     "QAvatar was tested on locomotion and robot arm manipulation [1].", "locomotion"),
+    ("What kinds of benchmarks does Avey-B beat Transformers on?",
+     "Avey-B beats Transformer-based encoders on token-classification and "
+     "information-retrieval benchmarks [1].", "information-retrieval"),
+])
+def test_an_answer_naming_what_its_abstract_calls_the_thing_is_kept(
+        bundled_home, minilm, question, reply, said) -> None:
+    """The abstract's own examples of benchmarks ("RL benchmark tasks, including locomotion
+    …"), or kinds of benchmarks for "what kinds of …", answer a question for benchmarks."""
+    answer = make(bundled_home, minilm, reply).ask(question)
+    assert not answer.abstained and answer.citations, (answer.text, answer.dropped)
+    assert said in answer.text
+
+
 def test_a_paper_named_by_its_number_after_yes_is_named(bundled_home, minilm) -> None:
     """"Yes, [1] has tested …": the marker is the sentence's subject, so the paper's name
     takes its place instead of leaving "Yes, has tested …"."""

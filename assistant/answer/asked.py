@@ -48,18 +48,25 @@ def gives_values(sentence: str, question: str) -> bool:
             or any(not states_number(n, question) for n in lone_numbers(sentence)))
 
 
-def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str) -> bool:
+def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
+                 sources: tuple[str, ...] = ()) -> bool:
     """Whether a sentence names what the question asks for by name (a name or a value that
-    neither the question nor a paper's title holds: "OLAT"), a number for "how many …?", or
-    the question asks for none; "SSD-GS uses a real-world dataset" names no dataset."""
+    neither the question nor a paper's title holds: "OLAT"), a number for "how many …?", one
+    of the things its ``sources`` list as such ("RL benchmark tasks, including locomotion"),
+    or the question asks for none; "SSD-GS uses a real-world dataset" names no dataset."""
     flat = normalise(question)
     if wanted is None or gives_values(sentence, flat):
         return True
     if wanted == "number":  # "three domains", "a single teacher": a count in words
         return bool(counts(sentence) - counts(question)) or (
             _ONE.search(sentence) is not None and _ONE.search(question) is None)
-    return any(normalise(t) not in flat and normalise(t) not in titles
-               for t in key_terms(sentence))
+    if any(normalise(t) not in flat and normalise(t) not in titles
+           for t in key_terms(sentence)):
+        return True
+    listed = re.compile(rf"\b{re.escape(wanted.split()[-1].rstrip('s'))}[^.;]{{0,40}}?\b"
+                        r"(?:including|such\s+as|e\.g\.|namely)\s+([^.;]+)", re.IGNORECASE)
+    named = {w for text in sources for found in listed.finditer(text) for w in terms(found[1])}
+    return bool((set(terms(sentence)) - set(terms(question)) - GENERIC) & named)
 
 
 def bare_verdict(sentence: str, question: str, question_words: set[str]) -> bool:

@@ -248,10 +248,11 @@ class CitationChecker:
             return self.threshold, value, ""
         return 0.0, "", f"not close to the source (similarity {best:.2f})"
 
-    def names_wanted(self, sentence: str) -> bool:
-        """Whether a sentence gives what the question asks for by name (``asked.gives_wanted``)."""
+    def names_wanted(self, sentence: str, sources: tuple[str, ...] = ()) -> bool:
+        """Whether a sentence gives what the question asks for by name (``asked.gives_wanted``),
+        ``sources`` the passages it was checked against."""
         titles = normalise(" ".join(e.source.title for e in self.evidence))
-        return gives_wanted(sentence, self.wanted, self.question, titles)
+        return gives_wanted(sentence, self.wanted, self.question, titles, sources)
 
     def _abbreviates(self, word: str) -> bool:
         """Whether a word of a sentence only abbreviates the question's words ("MLM" for

@@ -143,7 +143,7 @@ class Writer:
                 self._claims_dropped = True
             return
         if (not self.kept and not verdict.pointer
-                and not self.checker.names_wanted(verdict.sentence)):
+                and not self.checker.names_wanted(verdict.sentence, verdict.passages)):
             # "Which dataset …?" answered "X uses a real-world dataset": true, and no answer
             self.dropped.append(Dropped(verdict.sentence, f"{UNNAMED}{self.checker.wanted}"))
             self._claims_dropped = True
