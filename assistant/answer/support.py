@@ -29,7 +29,13 @@ from functools import lru_cache
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
 from assistant.text.mentions import everyday, has_name, paper_names
-from assistant.text.sentences import mentions, misspelt, normalise, question_names
+from assistant.text.sentences import (
+    mentions,
+    misspelt,
+    normalise,
+    question_names,
+    without_instructions,
+)
 from assistant.text.stems import stem, terms
 from assistant.types import Source
 
@@ -107,9 +113,13 @@ def features(question: str, source: Source, rarity: Callable[[str], float]) -> d
 
 def named(question: str, source: Source) -> bool:
     """Whether the question gives names (DrPose, ETTh1) and the paper holds every one: asked
-    about by name, in whatever language the rest of the question is."""
+    about by name, in whatever language the rest of the question is; or, giving none of those,
+    it writes the paper's own name as the paper does ("HUMAINE", "DIVERSE")."""
     names = strong_names(question)
-    return bool(names) and all(_holds(source, n) for n in names)
+    if not names:
+        own = without_instructions(question)
+        return any(has_name(own, n) for n in paper_names(source))
+    return all(_holds(source, n) for n in names)
 
 
 def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:

@@ -56,14 +56,15 @@ _INTRODUCES = re.compile(
 )
 
 
-def introduced_name(abstract: str, title: str) -> str | None:
+def introduced_name(abstract: str, title: str, titled: bool = False) -> str | None:
     """The name an abstract gives its own method ("we propose Progressive Embedding
     Alignment (PEA), …", "we introduce DrPose, a …", "we derive a novel Risk-Sensitive GRPO
-    (RS-GRPO) algorithm"), when the title does not carry it."""
+    (RS-GRPO) algorithm"), when the title does not carry it (or, ``titled``, even so: "… with
+    the HUMAINE Framework")."""
     flat = unmarked(abstract)
     for match in _INTRODUCES.finditer(flat):
         name = match.group(1) or match.group(2)
-        if len(name) >= 3 and not has_name(title.replace("$", ""), name):
+        if len(name) >= 3 and (titled or not has_name(title.replace("$", ""), name)):
             return name
         if len(name) >= 3:
             return None  # the title already says it
@@ -171,5 +172,6 @@ def everyday() -> frozenset[str]:
 def paper_names(source: Source) -> list[str]:
     """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
     gives its method ("we propose Qflex, …")."""
-    own = introduced_name(source.text, source.title)
-    return short_names(source.title) + ([own] if own else [])
+    names = short_names(source.title)
+    own = introduced_name(source.text, source.title, titled=True)
+    return names + ([own] if own and own not in names else [])
