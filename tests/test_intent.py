@@ -28,6 +28,9 @@ KINDS = [
     ("name one technique for sharing low-rank factors across layers", "identify"),
     ("Point me to work on multi-commodity flow with language models.", "identify"),
     ("Can you recommend a paper about relightable Gaussian splatting?", "identify"),
+    ("Anything here for online advertising?", "identify"),
+    ("anything in here about privacy?", "identify"),
+    ("Anything on GlowQ's memory use?", "fact"),  # one paper, by name
     ("I'm looking for a paper that predicts how agentic workflows perform.", "identify"),
     ("Does any paper study differential privacy in polymatrix games?", "identify"),
     ("Has anyone combined flow matching with exploration in continuous control?", "identify"),
@@ -204,6 +207,8 @@ def test_a_contraction_is_the_word_and_not() -> None:
     ("Point me to work on relighting.", False),
     ("Is GlowQ faster than its baselines?", False),  # a yes/no question about a paper
     ("We fine-tune with one rank. Is there work giving each layer its own rank?", True),
+    ("Anything here for online advertising?", True),
+    ("Anything on GlowQ's memory use?", False),
 ])
 def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     """"Is there work …?" is answered "Yes: <paper>" when the judge accepts the paper."""

@@ -17,14 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from assistant.text.sentences import (
-    NAME,
-    NAME_SUFFIX,
-    normalise,
-    split_sentences,
-    without_instructions,
-    without_venues,
-)
+from assistant.text.sentences import (NAME, NAME_SUFFIX, normalise, split_sentences,
+                                      without_instructions, without_venues)
 from assistant.text.stems import stem, terms
 
 Kind = Literal["fact", "identify", "list"]
@@ -70,6 +64,8 @@ _IDENTIFY = re.compile(
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{_AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
+    # "anything here for online advertising?"; not "anything on GlowQ's memory?" (one paper)
+    r"|^\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\b(?!\s+(?:the\s+)?(?-i:[A-Z]))"
     rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{_PAPER}"
     # name / point me to / recommend / looking for / find
     rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
@@ -83,6 +79,7 @@ _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|w
                        re.IGNORECASE)
 _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
+    r"|\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\b(?!\s+(?:the\s+)?(?-i:[A-Z]))"
     r"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b",
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
