@@ -665,6 +665,8 @@ def test_how_many_is_answered_by_one_in_words() -> None:
       "unimodal policies [1]."), True),
     ("what is the training recipe actually enforcing?",
      "The training recipe actually enforces policy divergence minimization [1].", True),
+    ("what's the trick that keeps value-decomposition methods stable?",
+     "The trick is assuming restrictive unimodal policies [1].", True),
     # what was asked for, which the source never speaks of, is still not said by it
     ("Who are the authors of the value-decomposition paper?",
      "The authors of the value-decomposition paper are well known [1].", False),
