@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import strong_names, topic_terms
-from assistant.text.mentions import everyday, has_name, paper_names
+from assistant.text.mentions import everyday, has_name, introduced_name, paper_names
 from assistant.text.sentences import (
     mentions,
     misspelt,
@@ -114,11 +114,13 @@ def features(question: str, source: Source, rarity: Callable[[str], float]) -> d
 def named(question: str, source: Source) -> bool:
     """Whether the question gives names (DrPose, ETTh1) and the paper holds every one: asked
     about by name, in whatever language the rest of the question is; or, giving none of those,
-    it writes the paper's own name as the paper does ("HUMAINE", "DIVERSE")."""
+    it writes the paper's own name as the paper does ("HUMAINE", "DIVERSE"), even where its
+    title holds that name ("… with the HUMAINE Framework")."""
     names = strong_names(question)
     if not names:
         own = without_instructions(question)
-        return any(has_name(own, n) for n in paper_names(source))
+        titled = introduced_name(source.text, source.title, titled=True)
+        return any(has_name(own, n) for n in [*paper_names(source), *filter(None, [titled])])
     return all(_holds(source, n) for n in names)
 
 

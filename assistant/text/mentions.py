@@ -172,6 +172,5 @@ def everyday() -> frozenset[str]:
 def paper_names(source: Source) -> list[str]:
     """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
     gives its method ("we propose Qflex, …")."""
-    names = short_names(source.title)
-    own = introduced_name(source.text, source.title, titled=True)
-    return names + ([own] if own and own not in names else [])
+    own = introduced_name(source.text, source.title)
+    return short_names(source.title) + ([own] if own else [])
