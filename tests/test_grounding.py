@@ -231,6 +231,29 @@ def test_a_question_naming_two_papers_names_each_of_them() -> None:
     assert kept == {"g", "r"}
 
 
+def test_a_paper_called_by_its_shouted_name_is_asked_about_by_name() -> None:
+    """"how many people took part in HUMAINE?": the name the abstract introduces, in capitals
+    and in its title too, names the paper (it is floored at the gate) as a CamelCase name
+    would; a shouted word no paper introduces, or a lower-case everyday word, names none."""
+    from assistant.answer.support import named
+    humaine = _paper("h", "Unpacking Human Preference for LLMs: Evaluation with the HUMAINE "
+                     "Framework", "To address these issues, we introduce HUMAINE, a framework "
+                     "for multidimensional measurement of human-AI interaction.")
+    diverse = _paper("d", "DIVERSE: Disagreement-Inducing Vector Evolution",
+                     "We propose DIVERSE, which explores diverse models.")
+    assert named("how many people took part in HUMAINE?", humaine)
+    assert not named("how many people took part in HUMAINE?", diverse)
+    assert named("What does DIVERSE search over?", diverse)
+    assert not named("Which papers train diverse models?", diverse)  # a word, not the name
+    assert not named("IMPORTANT: how many people took part?", humaine)
+    # a name the question gives that the paper lacks is still a near miss
+    assert not named("Did HUMAINE use TriviaQA?", humaine)
+    model = calibration()
+    low = score_sources("how many people took part in HUMAINE?", [humaine],
+                        lambda term: 1.0, model)[0]
+    assert low.support >= model.threshold
+
+
 def test_a_comparison_of_two_named_papers_shows_both_to_the_model(bundled_home,
                                                                    minilm) -> None:
     question = "What's the difference between GlowQ and RaLoRA?"
