@@ -647,6 +647,19 @@ def test_both_of_one_paper_and_a_number_with_a_magnitude() -> None:
     assert checker.check("GlowQ cuts training costs with a 32K context [1].").dropped is None
 
 
+def test_a_number_with_a_thousands_separator_is_the_number_its_source_states() -> None:
+    """"23,404 participants took part in HUMAINE." against an abstract that says "from 23,404
+    participants": the number is the source's however the comma is read, so the sentence, the
+    question's words plus that value, is kept."""
+    evidence = [_evidence(1, "HUMAINE", "We collected multi-turn conversations from 23,404 "
+                          "participants stratified across 22 demographic groups.")]
+    checker = CitationChecker(evidence, embed=lambda text: (0.0, 1.0),
+                              question="how many people took part in HUMAINE?")
+    verdict = checker.check("23,404 participants took part in HUMAINE [1].")
+    assert verdict.dropped is None and verdict.numbers == (1,)
+    assert checker.check("23,405 participants took part in HUMAINE [1].").dropped is not None
+
+
 def test_how_many_is_answered_by_one_in_words() -> None:
     """"How many teachers …?" answered "a single teacher" names a count; "one of the teachers"
     does not."""

@@ -33,9 +33,9 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 # The question's figures of speech for what it asks ("what price do … pay", "the training
 # recipe", "what's the trick", "actually"): not a thing a source must speak of when an answer
 # repeats them. Only there: "Is there work on price forecasting?" still needs a source that
-# speaks of prices.
+# speaks of prices. Not "catch": "The catch with UEC is …" claims a limitation it must state.
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
-    sauce magic catch gist""".split())
+    sauce magic gist""".split())
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # A Dropped reason: the model's yes or no, said in the question's words

@@ -203,7 +203,7 @@ class CitationChecker:
         missing = unstated(sentence, haystack, self.question)
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
-        words = set(terms(sentence))
+        words = set(terms(normalise(sentence)))  # "23,404" as the source reads: "23404"
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
