@@ -362,6 +362,27 @@ def test_a_question_asks_chroma_once_for_the_nearest_chunks(bundled_home, minilm
         (s.title, s.passages, s.dense) for s in first]
 
 
+def test_a_name_many_papers_write_does_not_rank_them_above_the_one_both_searches_find(
+        bundled_home, minilm, monkeypatch) -> None:
+    """"any RL method that can control a full human musculoskeletal body?": Qflex is first in
+    the dense and the BM25 search but never writes "RL", which many papers do; ranked by that
+    name those papers pushed it out of the top five. A name few papers hold still ranks
+    (``retrieval.name_papers``)."""
+    question = "any RL method that can control a full human musculoskeletal body?"
+    titles = [s.title for s in Assistant(Settings(home=bundled_home),
+                                         embeddings=minilm).retrieve(question)]
+    assert titles[0].startswith("Scalable Exploration for High-Dimensional Continuous Control")
+    monkeypatch.setenv("ASSISTANT_NAME_PAPERS", "1000")  # every name ranks, as before
+    every = [s.title for s in Assistant(Settings(home=bundled_home),
+                                        embeddings=minilm).retrieve(question)]
+    assert not any(t.startswith("Scalable Exploration") for t in every)
+    # a rare name still brings its paper first
+    monkeypatch.delenv("ASSISTANT_NAME_PAPERS")
+    named = Assistant(Settings(home=bundled_home), embeddings=minilm).retrieve(
+        "how does GlowQ restore layers?")
+    assert named[0].title.startswith("GlowQ")
+
+
 def test_retrieval_settings_reach_the_searches_and_the_fusion(bundled_home, minilm,
                                                               monkeypatch) -> None:
     """``retrieval.candidates`` is what each search puts forward, ``retrieval.fusion_k`` how

@@ -206,7 +206,7 @@ class HybridRetriever:
 
         names = question_names(question)
         if names:
-            found.rank_by_names(names, normalised)
+            found.rank_by_names(names, normalised, self.config.name_papers)
         return found.sources(k, self.config.fusion_k, text)
 
 
@@ -251,21 +251,33 @@ class _Found:
             found.chunk_score[chunk_id] += score / top_bm25
         return found
 
-    def rank_by_names(self, names: set[str], normalised: Callable[[str], str]) -> None:
+    def rank_by_names(self, names: set[str], normalised: Callable[[str], str],
+                      most: int) -> None:
         """Papers that contain a name from the question (a method, dataset, acronym) rank as
-        a third list: a name match is the surest sign of the paper being asked about."""
+        a third list: a name match is the surest sign of the paper being asked about, when at
+        most ``most`` of the candidate papers hold it."""
         titles: dict[str, str] = {}
-        hits: dict[str, int] = defaultdict(int)
+        haystacks: dict[str, str] = {}  # chunk id -> its paper's title and its text
+        held: dict[str, set[str]] = defaultdict(set)  # name -> the papers holding it
         for chunk_id, meta in self.papers.items():
             pid = meta["paper_id"]
             if pid not in titles:
                 titles[pid] = normalise(str(meta.get("title", "")))
             body = normalised(chunk_id)
-            haystack = f"{titles[pid]} {body}"
-            hits[pid] = max(hits[pid], sum(1 for name in names if name in haystack))
+            haystacks[chunk_id] = f"{titles[pid]} {body}"
+            for name in names:
+                if name in haystacks[chunk_id]:
+                    held[name].add(pid)
             # A paper's passages that carry the question's names come first: they are
             # what the answer must quote (its ranking among papers is unchanged by this).
             self.chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
+        # "RL", "LLM": a name that many candidate papers hold is a word here, and ranking by
+        # it would put the papers that happen to write it above the one both searches found
+        rare = {n for n, papers in held.items() if len(papers) <= most}
+        hits: dict[str, int] = defaultdict(int)
+        for chunk_id, meta in self.papers.items():
+            pid = meta["paper_id"]
+            hits[pid] = max(hits[pid], sum(1 for name in rare if name in haystacks[chunk_id]))
         self.rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
 
     def sources(self, k: int, fusion_k: int, text: Callable[[str], str]) -> list[Source]:
