@@ -17,8 +17,14 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from assistant.text.sentences import (NAME, NAME_SUFFIX, normalise, split_sentences,
-                                      without_instructions, without_venues)
+from assistant.text.sentences import (
+    NAME,
+    NAME_SUFFIX,
+    normalise,
+    split_sentences,
+    without_instructions,
+    without_venues,
+)
 from assistant.text.stems import stem, terms
 
 Kind = Literal["fact", "identify", "list"]
@@ -87,8 +93,7 @@ _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
 _AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
                        "must has have had".split())
 _DETERMINER = frozenset("the a an its their this that these those".split())
-# How many things are asked for, not what they are ("the two networks", "three kinds"): a
-# source that names them need not spell the count out.
+# How many are asked for, not what ("the two networks", "three kinds"): no need to spell it out.
 _COUNTS = frozenset("one two three four five six seven eight nine ten both several many few "
                     "main key".split())
 _ENDS_PHRASE = _AUXILIARY | frozenset("of in on for from to by with at under over between among "
@@ -118,8 +123,7 @@ _OWN_LIST = re.compile(rf"\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)
                        re.IGNORECASE)
 
 
-# "What is the model behind the specular term of SSD-GS?": a part of something named, not a
-# paper to find.
+# "What is the model behind the specular term of SSD-GS?": part of something named, no paper.
 _PART_OF = re.compile(rf"^\W*(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+)?{_METHOD}"
                       rf"\s+(?:behind|underlying|inside|of|in|for|used\s+(?:by|in))\b(?P<rest>.*)",
                       re.IGNORECASE)
@@ -161,8 +165,7 @@ _LOWER_START = re.compile(r"(?<=\w\w[.!?])\s+(?=(?:is|are|does|do|can|has|have|w
 
 def _asking_sentence(text: str) -> str:
     """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?",
-    also typed in lower case: "… mixed in. is there …?"), the last sentence that asks; else
-    the whole text."""
+    also in lower case: "… mixed in. is there …?"), the last sentence that asks; else all."""
     sentences = [p for s in split_sentences(text) for p in _LOWER_START.split(s)]
     asking = [i for i, s in enumerate(sentences) if s.rstrip().endswith("?")]
     if len(sentences) < 2 or not asking:
