@@ -184,8 +184,8 @@ def test_a_which_dataset_answer_that_names_none_is_no_answer(bundled_home, minil
     ("which RL benchmarks did QAvatar use?",
      "QAvatar was tested on locomotion and robot arm manipulation [1].", "locomotion"),
     ("What kinds of benchmarks does Avey-B beat Transformers on?",
-     "Avey-B beats Transformer-based encoders on token-classification and "
-     "information-retrieval benchmarks [1].", "information-retrieval"),
+     ("Avey-B beats Transformer-based encoders on token-classification and "
+      "information-retrieval benchmarks [1]."), "information-retrieval"),
 ])
 def test_an_answer_naming_what_its_abstract_calls_the_thing_is_kept(
         bundled_home, minilm, question, reply, said) -> None:
