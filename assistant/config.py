@@ -133,7 +133,7 @@ class RetrievalSettings(_Group):
         "list scores 1/(fusion_k + r); smaller lets the top ranks count more.",
     )
     name_papers: int = Field(
-        3, ge=0, le=1000, description="a name from the question (GlowQ, ETTh1) ranks the papers "
+        2, ge=0, le=1000, description="a name from the question (GlowQ, ETTh1) ranks the papers "
         "holding it as a third list only when at most this many candidate papers hold it "
         "(\"RL\" or \"LLM\" is a word in most corpora).",
     )

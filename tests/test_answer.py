@@ -365,9 +365,8 @@ def test_a_question_asks_chroma_once_for_the_nearest_chunks(bundled_home, minilm
 def test_a_name_many_papers_write_does_not_rank_them_above_the_one_both_searches_find(
         bundled_home, minilm, monkeypatch) -> None:
     """"any RL method that can control a full human musculoskeletal body?": Qflex is first in
-    the dense and the BM25 search but never writes "RL", which many papers do; ranked by that
-    name those papers pushed it out of the top five. A name few papers hold still ranks
-    (``retrieval.name_papers``)."""
+    the dense and the BM25 search but never writes "RL", which five papers do; ranked by that
+    name those papers came before it (``retrieval.name_papers``)."""
     question = "any RL method that can control a full human musculoskeletal body?"
     titles = [s.title for s in Assistant(Settings(home=bundled_home),
                                          embeddings=minilm).retrieve(question)]
@@ -375,12 +374,22 @@ def test_a_name_many_papers_write_does_not_rank_them_above_the_one_both_searches
     monkeypatch.setenv("ASSISTANT_NAME_PAPERS", "1000")  # every name ranks, as before
     every = [s.title for s in Assistant(Settings(home=bundled_home),
                                         embeddings=minilm).retrieve(question)]
-    assert not any(t.startswith("Scalable Exploration") for t in every)
-    # a rare name still brings its paper first
-    monkeypatch.delenv("ASSISTANT_NAME_PAPERS")
-    named = Assistant(Settings(home=bundled_home), embeddings=minilm).retrieve(
-        "how does GlowQ restore layers?")
-    assert named[0].title.startswith("GlowQ")
+    assert not every[0].startswith("Scalable Exploration")
+
+
+def test_only_a_name_few_candidate_papers_hold_ranks_them() -> None:
+    """The third list of the fusion: papers holding the question's names, for names at most
+    ``most`` candidate papers hold as a word ("rl" is not held by a text saying "world")."""
+    from assistant.retrieve.retrieval import _Found
+
+    texts = {"a": "glowq and rl", "b": "glowq in the world", "c": "rl for control",
+             "d": "rl agents"}
+    found = _Found(papers={f"{p}:0": {"paper_id": p, "title": p} for p in texts})
+    found.rank_by_names({"glowq", "rl"}, lambda chunk: texts[chunk[0]], most=2)
+    assert found.rankings[2] == ["a", "b"]  # "rl" is held by a, c and d: a word here
+    found = _Found(papers={f"{p}:0": {"paper_id": p, "title": p} for p in texts})
+    found.rank_by_names({"glowq", "rl"}, lambda chunk: texts[chunk[0]], most=3)
+    assert found.rankings[2][0] == "a" and set(found.rankings[2]) == {"a", "b", "c", "d"}
 
 
 def test_retrieval_settings_reach_the_searches_and_the_fusion(bundled_home, minilm,

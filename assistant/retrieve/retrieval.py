@@ -18,7 +18,7 @@ from assistant.config import RetrievalSettings
 from assistant.index.store import Store, embed_text
 from assistant.ingest.where import Filter
 from assistant.retrieve.lexical import BM25
-from assistant.text.sentences import normalise, question_names
+from assistant.text.sentences import mentions, normalise, question_names
 from assistant.types import Source
 
 # What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
@@ -266,7 +266,7 @@ class _Found:
             body = normalised(chunk_id)
             haystacks[chunk_id] = f"{titles[pid]} {body}"
             for name in names:
-                if name in haystacks[chunk_id]:
+                if mentions(haystacks[chunk_id], name):  # a word: "rl" is not in "world"
                     held[name].add(pid)
             # A paper's passages that carry the question's names come first: they are
             # what the answer must quote (its ranking among papers is unchanged by this).
@@ -277,7 +277,7 @@ class _Found:
         hits: dict[str, int] = defaultdict(int)
         for chunk_id, meta in self.papers.items():
             pid = meta["paper_id"]
-            hits[pid] = max(hits[pid], sum(1 for name in rare if name in haystacks[chunk_id]))
+            hits[pid] = max(hits[pid], sum(mentions(haystacks[chunk_id], n) for n in rare))
         self.rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
 
     def sources(self, k: int, fusion_k: int, text: Callable[[str], str]) -> list[Source]:
