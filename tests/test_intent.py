@@ -31,6 +31,9 @@ KINDS = [
     ("Anything here for online advertising?", "identify"),
     ("anything in here about privacy?", "identify"),
     ("Anything on GlowQ's memory use?", "fact"),  # one paper, by name
+    ("Anything about how GlowQ saves memory?", "fact"),
+    ("anything on its memory use?", "fact"),  # of a paper already given
+    ("anything about the limitations?", "fact"),
     ("I'm looking for a paper that predicts how agentic workflows perform.", "identify"),
     ("Does any paper study differential privacy in polymatrix games?", "identify"),
     ("Has anyone combined flow matching with exploration in continuous control?", "identify"),
@@ -269,6 +272,7 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("What kinds of benchmark tasks did they test it on?", None),
     ("what kinds of benchmarks does avey-b beat transformers on?", None),
     ("What type of dataset does SSD-GS use?", None),
+    ("What type-aware encoder does DrPose use?", "encoder"),  # a compound, not "type of"
     ("Which paper trains an LLM to reason about time series?", None),
     ("Name a video generator that was trained to reproduce biological phenomena.", None),
     ("What reward does DrPose maximize?", None),

@@ -63,6 +63,10 @@ _LIST = re.compile(
 # "… machinery that works so well", "a paper that … and works backward": a verb, not papers.
 _AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studies|approaches)\b",
                       re.IGNORECASE)
+# "anything here for ads?"; not "anything on GlowQ's memory?", "anything on its memory use?"
+_ANYTHING = (r"\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\s+(?!(?:the|its?|their|"
+             r"th[eo]se|this|that)\b|(?-i:[A-Z]))(?!.*(?:\b(?:it|its|they|them|their)\b"
+             r"|(?-i:\b[A-Z][\w\-]*[A-Z0-9])))")
 _IDENTIFY = re.compile(
     # which / what paper (anywhere: "… Which paper does this?")
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_PAPER}\b"
@@ -70,23 +74,20 @@ _IDENTIFY = re.compile(
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{_AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
-    # "anything here for online advertising?"; not "anything on GlowQ's memory?" (one paper)
-    r"|^\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\b(?!\s+(?:the\s+)?(?-i:[A-Z]))"
-    rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{_PAPER}"
+    rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{_PAPER}|^{_ANYTHING}"
     # name / point me to / recommend / looking for / find
     rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
     rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{_PAPER}\b"
     rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
-# "Name a video generator that …": one thing of any kind, described and not named, asks for
-# the paper that made it ("Name a dataset that SSD-GS uses" names its paper: a fact).
+# "Name a video generator that …": a thing described, not named, asks for its paper (a fact
+# when a paper is named: "Name a dataset that SSD-GS uses").
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
                        re.IGNORECASE)
 _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
-    r"|\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\b(?!\s+(?:the\s+)?(?-i:[A-Z]))"
-    r"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b",
+    rf"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b|{_ANYTHING}",
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
                  r"|^\W*(?:name|list|state|identify)\b(?=\s+(?:the|its|their)\b)", re.IGNORECASE)
@@ -119,8 +120,7 @@ _DEPENDENT = re.compile(
     re.IGNORECASE)
 _NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
 # "papers that …" / "works which …": a list with its own topic, whose "they" is its own.
-_OWN_LIST = re.compile(rf"\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b",
-                       re.IGNORECASE)
+_OWN_LIST = re.compile(rf"(?i)\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b")
 
 
 # "What is the model behind the specular term of SSD-GS?": part of something named, no paper.
@@ -327,8 +327,7 @@ def asked_for(question: str) -> set[str] | None:
     return set(terms(" ".join(phrase)))
 
 
-# "Which dataset does SSD-GS use?", "Name the pretrained model DrPose fine-tunes": the answer
-# is a thing by its name (OLAT, nuScenes); "X uses a real-world dataset" names none ("what kind").
+# "Which dataset does SSD-GS use?": a name (OLAT), not "a real-world dataset"; not "what kinds …"
 _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
                 r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
                 r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
@@ -336,7 +335,8 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
 _ASKS_NAME = re.compile(
     r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
     r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
-    rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)\b)[\w\-]+\s+){{0,2}}?(?P<thing>{_NAMED_THING})\b"
+    rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
+    rf"(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
     r"|\s*[?.,]|\s*$)",
     re.IGNORECASE)
