@@ -500,6 +500,17 @@ def test_a_thing_the_source_lists_as_one_is_named() -> None:
     assert not checker.names_wanted("QAvatar was tested on RL benchmark tasks.", (text,))
     plain = "QAvatar transfers well across locomotion and robot arm manipulation tasks."
     assert not checker.names_wanted(said, (plain,))  # examples, but not called benchmarks
+    # the list ends where its clause does, and its head ("benchmark tasks") names nothing
+    longer = ("QAvatar is run on benchmark tasks, including locomotion tasks and manipulation, "
+              "where it outperforms strong baselines with less memory.")
+    assert checker.names_wanted(said, (longer,))
+    assert not checker.names_wanted("QAvatar outperforms strong baselines.", (longer,))
+    assert not checker.names_wanted("QAvatar was tested on RL benchmark tasks.", (longer,))
+    datasets = CitationChecker([_evidence(1, "X", "We use several datasets, e.g., weather.")],
+                               embed=lambda text: (1.0, 0.0),
+                               question="Which datasets does X use?")
+    assert datasets.names_wanted("X uses weather data.", ("We use several datasets, e.g., "
+                                                          "weather.",))
 
 
 def test_two_letters_are_not_spelled_out_by_any_two_words() -> None:

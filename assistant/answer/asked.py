@@ -65,9 +65,16 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
     if any(normalise(t) not in flat and normalise(t) not in titles
            for t in key_terms(sentence)):
         return True
-    listed = re.compile(rf"\b{re.escape(wanted.split()[-1].rstrip('s'))}[^.;]{{0,40}}?\b"
-                        r"(?:including|such\s+as|e\.g\.|namely)\s+([^.;]+)", re.IGNORECASE)
-    named = {w for text in sources for found in listed.finditer(text) for w in terms(found[1])}
+    thing = stem(wanted.split()[-1])  # "benchmarks", "libraries": benchmar…, librar…
+    listed = re.compile(rf"\b{re.escape(thing[:max(4, len(thing) - 1)])}[^.;]{{0,40}}?\b"
+                        r"(?:including|such\s+as|e\.g\.,?|namely)\s+(?P<list>[^.;:()]{1,100}?)"
+                        r"(?=\s*(?:[.;:()]|$|,?\s+(?:where|which|while|whereas|with|and\s+"
+                        r"(?:we|it|they|show|achiev|outperform)\w*)\b))", re.IGNORECASE)
+    named: set[str] = set()
+    for text in sources:
+        for found in listed.finditer(text):  # the list's words, not its head's: "benchmark tasks"
+            named |= set(terms(found["list"])) - set(terms(found[0][:found.start("list")
+                                                                    - found.start()]))
     return bool((set(terms(sentence)) - set(terms(question)) - GENERIC) & named)
 
 

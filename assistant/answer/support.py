@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant import resources
-from assistant.answer.intent import strong_names, topic_terms
+from assistant.answer.intent import asked, strong_names, topic_terms
 from assistant.text.mentions import everyday, has_name, introduced_name, paper_names
 from assistant.text.sentences import (
     mentions,
@@ -117,11 +117,11 @@ def named(question: str, source: Source) -> bool:
     it writes the paper's own name as the paper does ("HUMAINE", "DIVERSE"), even where its
     title holds that name ("… with the HUMAINE Framework")."""
     names = strong_names(question)
-    if not names:
-        own = without_instructions(question)
-        titled = introduced_name(source.text, source.title, titled=True)
-        return any(has_name(own, n) for n in [*paper_names(source), *filter(None, [titled])])
-    return all(_holds(source, n) for n in names)
+    if names:
+        return all(_holds(source, n) for n in names)
+    own = without_instructions(asked(question))
+    titled = introduced_name(source.text, source.title, titled=True)  # "HUMAINE"
+    return bool(called_by_name(own, [source])) or bool(titled and has_name(own, titled))
 
 
 def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:
