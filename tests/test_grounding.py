@@ -231,20 +231,6 @@ def test_a_question_naming_two_papers_names_each_of_them() -> None:
     assert kept == {"g", "r"}
 
 
-def test_a_name_most_retrieved_papers_hold_floors_none_of_them() -> None:
-    """"Is there a paper where an AI learns …?": "AI" is a word that three of the retrieved
-    papers write, not the name of one, so none of them is lifted to the gate's threshold; a
-    name one or two of them hold still lifts those."""
-    model = calibration()
-    papers = [_paper(f"p{i}", f"Paper {i}", f"An AI system for topic {i}.") for i in range(3)]
-    scored = score_sources("Is there a paper where an AI splits a crowd into teams?", papers,
-                           lambda term: 1.0, model)
-    assert all(s.support < model.threshold for s in scored)
-    scored = score_sources("Is there a paper where an AI splits a crowd into teams?",
-                           papers[:2], lambda term: 1.0, model)
-    assert all(s.support >= model.threshold for s in scored)
-
-
 def test_a_paper_called_by_its_shouted_name_is_asked_about_by_name() -> None:
     """"how many people took part in HUMAINE?": the name the abstract introduces, in capitals
     and in its title too, names the paper (it is floored at the gate) as a CamelCase name

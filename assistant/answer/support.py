@@ -166,14 +166,11 @@ def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[st
     each = named_each(question, sources)
     # beside the best paper as its support is kept (to 4 places): rounded up, not away
     beside = math.ceil(model.relative * round(max(scored, default=0.0), 4) * 1e4) / 1e4
-    floored = [s for s in sources if named(question, s)]
-    if len(floored) > 2:  # "AI", "LLMs": a word that most papers write names none of them
-        floored = []
     out = []
     for source, support in zip(sources, scored, strict=True):
         if source.paper_id in each:
             support = max(support, model.threshold, beside)
-        elif source in floored:
+        elif named(question, source):
             support = max(support, model.threshold)
         out.append(replace(source, support=round(support, 4)))
     return out
