@@ -658,6 +658,21 @@ def test_both_of_one_paper_and_a_number_with_a_magnitude() -> None:
     assert checker.check("GlowQ cuts training costs with a 32K context [1].").dropped is None
 
 
+def test_a_paper_named_in_capitals_is_not_stated_by_the_word_in_another_abstract() -> None:
+    """"DIVERSE was run on DrPose15K [DrPose]": the DrPose abstract says "diverse poses", not
+    DIVERSE, the paper; the sentence cited to the DIVERSE paper, which writes the name, holds."""
+    drpose = _evidence(1, "Direct Reward Fine-Tuning on Poses", "We build DrPose15K, a dataset "
+                       "of diverse poses.")
+    diverse = _evidence(2, "DIVERSE: Disagreement-Inducing Vector Evolution", "DIVERSE is run "
+                        "on MNIST and CIFAR-10.")
+    checker = CitationChecker([drpose, diverse], embed=lambda text: (1.0, 0.0),
+                              question="just list the datasets DIVERSE was run on")
+    wrong = checker.check("DIVERSE was run on DrPose15K [1].")
+    assert wrong.dropped is not None and "DIVERSE" in wrong.dropped.reason
+    assert checker.check("DIVERSE was run on MNIST and CIFAR-10 [2].").dropped is None
+    assert checker.check("DrPose15K holds diverse poses [1].").dropped is None  # the word
+
+
 def test_a_number_with_a_thousands_separator_is_the_number_its_source_states() -> None:
     """"23,404 participants took part in HUMAINE." against an abstract that says "from 23,404
     participants": the number is the source's however the comma is read, so the sentence, the

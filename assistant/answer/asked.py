@@ -17,6 +17,7 @@ from assistant.text.sentences import (
     states_number,
     typo_of,
 )
+from assistant.text.mentions import has_name
 from assistant.text.stems import stem, terms
 
 NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
@@ -38,6 +39,7 @@ FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically tric
     sauce magic gist""".split())
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
+_SHOUTED = re.compile(r"(?<![\w\-])[A-Z]{4,}(?![\w\-])")  # DIVERSE, SAFER, HUMAINE
 # A Dropped reason: the model's yes or no, said in the question's words
 BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
 
@@ -102,9 +104,15 @@ def _given(term: str, question: str) -> bool:
     return states_number(flat, question) if flat in lone_numbers(term) else flat in question
 
 
-def unstated(sentence: str, source: str, question: str) -> list[str]:
+def unstated(sentence: str, source: str, question: str, raw: str | None = None) -> list[str]:
     """The names and numbers of ``sentence`` that the (normalised) ``source`` does not state,
-    and the counts in words ("five teacher LLMs") that neither it nor the question gives."""
+    and the counts in words ("five teacher LLMs") that neither it nor the question gives; with
+    the source as written (``raw``), a name in capitals it holds only as a word ("DIVERSE",
+    the paper, against "diverse poses") too."""
+    if raw is not None:
+        shouted = [w for w in _SHOUTED.findall(sentence) if not has_name(raw, w)]
+        if shouted:
+            return shouted
     alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
     missing = [t for t in key_terms(sentence)
                if (not states_number(normalise(t), source) if normalise(t) in alone
