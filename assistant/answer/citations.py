@@ -199,8 +199,9 @@ class CitationChecker:
 
     def _supports(self, item: Evidence, sentence: str,
                   vector: Sequence[float]) -> tuple[float, str, str]:
-        haystack = normalise(f"{item.source.title} {item.text}")
-        missing = unstated(sentence, haystack, self.question, f"{item.source.title} {item.text}")
+        raw = f"{item.source.title} {item.text}"
+        haystack = normalise(raw)
+        missing = unstated(sentence, haystack, self.question, raw)
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
         words = set(terms(normalise(sentence)))  # "23,404" as the source reads: "23404"

@@ -257,17 +257,18 @@ class _Found:
         a third list: a name match is the surest sign of the paper being asked about, when at
         most ``most`` of the candidate papers hold it."""
         titles: dict[str, str] = {}
-        haystacks: dict[str, str] = {}  # chunk id -> its paper's title and its text
+        in_chunk: dict[str, set[str]] = {}  # chunk id -> the names its title and text hold
         held: dict[str, set[str]] = defaultdict(set)  # name -> the papers holding it
         for chunk_id, meta in self.papers.items():
             pid = meta["paper_id"]
             if pid not in titles:
                 titles[pid] = normalise(str(meta.get("title", "")))
             body = normalised(chunk_id)
-            haystacks[chunk_id] = f"{titles[pid]} {body}"
-            for name in names:
-                if mentions(haystacks[chunk_id], name):  # a word: "rl" is not in "world"
-                    held[name].add(pid)
+            haystack = f"{titles[pid]} {body}"
+            # a word: "rl" is not in "world"
+            in_chunk[chunk_id] = {name for name in names if mentions(haystack, name)}
+            for name in in_chunk[chunk_id]:
+                held[name].add(pid)
             # A paper's passages that carry the question's names come first: they are
             # what the answer must quote (its ranking among papers is unchanged by this).
             self.chunk_score[chunk_id] += sum(1.0 for name in names if name in body)
@@ -277,7 +278,7 @@ class _Found:
         hits: dict[str, int] = defaultdict(int)
         for chunk_id, meta in self.papers.items():
             pid = meta["paper_id"]
-            hits[pid] = max(hits[pid], sum(mentions(haystacks[chunk_id], n) for n in rare))
+            hits[pid] = max(hits[pid], len(in_chunk[chunk_id] & rare))
         self.rankings.append([p for p in sorted(hits, key=lambda p: -hits[p]) if hits[p]])
 
     def sources(self, k: int, fusion_k: int, text: Callable[[str], str]) -> list[Source]:
