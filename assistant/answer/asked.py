@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from assistant.answer.wording import SYMBOLIC
+from assistant.text.mentions import has_name
 from assistant.text.sentences import (
     counts,
     key_terms,
@@ -17,7 +18,6 @@ from assistant.text.sentences import (
     states_number,
     typo_of,
 )
-from assistant.text.mentions import has_name
 from assistant.text.stems import stem, terms
 
 NEGATION = re.compile(r"\b(?:no|not|none|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
