@@ -334,18 +334,19 @@ class Assistant:
         return rewritten
 
     def among_earlier(self, question: str, history: History) -> tuple[str, frozenset[str]] | None:
-        """("Which of these does relighting?" after a list) the question asked without "of
-        these" ("Which paper does relighting?") and the ids of the papers whose titles the
-        previous answer gave, which it is asked among; None for any other question."""
-        from assistant.answer.intent import among_earlier
-        from assistant.text.mentions import mentioned_papers
+        """The question as it is asked and the ids of the previous answer's papers it is asked
+        among ("Which of these does relighting?" after a list: "Which paper does
+        relighting?"; "what are the four components?" after SSD-GS: as it is), or None when
+        it is asked of every paper: assistant/answer/conversation.py."""
+        from assistant.answer.conversation import asked_of_earlier
+        from assistant.answer.support import calibration
 
-        asked = among_earlier(question) if history else None
-        if asked is None:
+        if not history:
             return None
         titles = {p.id: p.title for p in self.store.papers(abstracts=False)}
-        papers = frozenset(mentioned_papers(history[-1][1], titles))  # by title or short name
-        return (asked, papers) if papers else None
+        return asked_of_earlier(question, history, titles, lambda q, among: self._find(
+            q, None, parse_where(None) if among is None else parse_where(None).among(among)),
+            calibration().threshold)
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.index.store import embed_text

@@ -162,6 +162,25 @@ def test_which_of_these_is_asked_among_the_papers_of_the_previous_answer(bundled
     assert f"[1] {SSD_GS}" in second
 
 
+def test_a_nameless_question_the_previous_paper_answers_is_asked_of_it(bundled_home,
+                                                                       minilm) -> None:
+    """Seen with new users: "what are the four components?" right after an answer about
+    SSD-GS was searched for alone and answered from another paper (or refused); SSD-GS, whose
+    abstract names its four components, supports it best, so it is asked of SSD-GS."""
+    first = position(bundled_home, minilm, "What is SSD-GS?", SSD_GS)
+    replies = [f"SSD-GS is a physically-based relighting framework [{first}].",
+               "SSD-GS decomposes reflectance into four components: diffuse, specular, shadow, "
+               "and subsurface scattering [1]."]
+    follow_up = "what are the four components?"
+    code, out, llm = chat(bundled_home, minilm, replies, ["What is SSD-GS?", follow_up])
+    assert code == 0 and len(llm.prompts) == 2  # no model call for a rewrite
+    second = out.split(f"> {follow_up}\n")[1]
+    assert second.startswith(f"↳ {follow_up} (follow-up to: What is SSD-GS?)\n")
+    assert "warning: asked of the 1 paper of the previous answer" in second
+    assert re.findall(r"^\[\d+\] (.+)$", llm.prompts[1], re.MULTILINE) == [SSD_GS]
+    assert "subsurface scattering [1]" in second and f"[1] {SSD_GS}" in second
+
+
 def test_a_filter_among_papers_retrieves_only_them_and_none_is_an_error(bundled_home,
                                                                         minilm) -> None:
     from assistant.errors import InputError

@@ -697,6 +697,21 @@ def test_how_many_is_answered_by_one_in_words() -> None:
     assert not checker.names_wanted("The teacher is one of the strongest models.")
 
 
+def test_how_many_is_not_answered_by_a_percentage() -> None:
+    """"How many people took part?" answered "65% of participants took part" gives a share the
+    abstract states about something else, not a count; a question about a share may be."""
+    evidence = [_evidence(1, "HUMAINE", "We collected conversations from 23,404 participants; "
+                          "65% of them preferred the top model.")]
+    counting = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                               question="how many people took part in the preference study?")
+    assert not counting.names_wanted("65% of participants took part in the study.")
+    assert not counting.names_wanted("65 percent of participants took part in the study.")
+    assert counting.names_wanted("23,404 participants took part in the study.")
+    share = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="how many percent preferred the top model?")
+    assert share.names_wanted("65% of participants preferred the top model.")
+
+
 @pytest.mark.parametrize(("question", "sentence", "kept"), [
     # the question's figure of speech, repeated, frames what the source does say
     ("What price do value-decomposition methods pay for their stability?",

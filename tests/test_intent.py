@@ -133,6 +133,10 @@ FOLLOW_UPS = [
     ("How does that compare with self-consistency?", True),
     ("and its main limitation?", True),
     ("Tell me more about the second stage", True),
+    # nothing of its own to be about: about what was just said
+    ("why?", True),
+    ("Tell me more", True),
+    ("how so?", True),
     # new topics
     ("Summarize every paper about diffusion models that use rewards.", False),
     ("Which papers study time series and what do they forecast?", False),
@@ -140,6 +144,8 @@ FOLLOW_UPS = [
     ("What reward does DrPose maximize?", False),
     ("Is there work on EEG-guided image generation?", False),
     ("What does TimeOmni-1 do with it?", False),  # a name of its own: no rewrite
+    ("Why GlowQ?", False),
+    ("How many datasets were used?", False),  # its own topic: decided by the evidence
 ]
 
 

@@ -39,6 +39,9 @@ FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically tric
     sauce magic gist""".split())
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
+# "how many …?" asks for a count, which a percentage is not, unless it asks for a share
+_PERCENT = re.compile(r"\d[\d.,]*\s*(?:\\?%|percent(?:age)?(?:\s+points?)?\b)", re.IGNORECASE)
+_ASKS_SHARE = re.compile(r"%|\b(?:percent\w*|share|fraction|proportion|rate|ratio)\b", re.IGNORECASE)
 _SHOUTED = re.compile(r"(?<![\w\-])[A-Z]{4,}(?![\w\-])")  # DIVERSE, SAFER, HUMAINE
 # A Dropped reason: the model's yes or no, said in the question's words
 BARE_VERDICT = "says yes or no in the question's own words, which no check can verify"
@@ -59,6 +62,8 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
     of the things its ``sources`` list as such ("RL benchmark tasks, including locomotion"),
     or the question asks for none; "SSD-GS uses a real-world dataset" names no dataset."""
     flat = normalise(question)
+    if wanted == "number" and not _ASKS_SHARE.search(question):
+        sentence = _PERCENT.sub(" ", sentence)  # "65% of participants": a share, no count
     if wanted is None or gives_values(sentence, flat):
         return True
     if wanted == "number":  # "three domains", "a single teacher": a count in words

@@ -2,9 +2,9 @@
 
 Three things are read off a question here, and nowhere else:
 
-- its kind: ``fact`` (a fact from the papers), ``identify`` (one paper is the answer: "which
-  paper …?", "is there work on …?", "what approach lets …?", "name a method that …", "point me
-  to …") or ``list`` (several papers are: "which papers …?", "point me to the papers on …");
+- its kind: ``fact``, ``identify`` (one paper is the answer: "which paper …?", "is there work
+  on …?", "what approach lets …?", "name a method that …", "point me to …") or ``list``
+  ("which papers …?", "point me to the papers on …");
 - the names and content words it holds, which the evidence must cover;
 - whether it leans on the conversation (a follow-up) or starts a new topic.
 
@@ -29,9 +29,8 @@ from assistant.text.stems import stem, terms
 
 Kind = Literal["fact", "identify", "list"]
 
-# How a bare follow-up that the model could not rewrite is asked: "<follow-up> (follow-up to:
-# <earlier question>)". The earlier question says what "it" is; what kind of answer is wanted
-# is said by the follow-up, unless it points back at a list ("of them").
+# A follow-up the model could not rewrite: "<follow-up> (follow-up to: <earlier question>)",
+# "it" said by the earlier question, the kind of answer by the follow-up (unless "of them").
 FOLLOW_UP = " (follow-up to: "
 _BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
 
@@ -301,12 +300,10 @@ def topic_terms(question: str) -> set[str]:
 
 
 def asked_for(question: str) -> set[str] | None:
-    """The word stems of what a question asks for: the phrase after its question word.
-
-    "Who are the authors of GlowQ?" asks for authors, "Which university or company …" for a
-    university or company; "What does JOSH exploit …?" asks for the thing exploited, so its
-    words are not asked-for words. None when the question has no question word.
-    """
+    """The word stems of what a question asks for, the phrase after its question word (None
+    without one): "Who are the authors of GlowQ?" asks for authors, "Which university or
+    company …" for a university or company; "What does JOSH exploit …?" asks for the thing
+    exploited, so its words are not asked-for words."""
     if _EXISTS.match(question):
         return set()  # "Is there work on X?": it asks whether such a paper exists
     match = _WH.search(question)
@@ -389,12 +386,14 @@ def among_earlier(question: str) -> str | None:
 
 
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
-    """A follow-up that leans on the conversation (and names no method of its own).
-
-    "Summarize every paper about diffusion models that …" after a question on SAFER is a new
-    topic: its "that" starts a clause, and a list whose "they" are its own papers stands alone.
-    """
-    if not history or _NAMED.search(question) or not _DEPENDENT.search(question):
+    """A follow-up that leans on the conversation (and names no method of its own); not
+    "Summarize every paper about diffusion models that …" after a question on SAFER: its
+    "that" starts a clause, and a list whose "they" are its own papers stands alone."""
+    if not history or _NAMED.search(question):
+        return False
+    if not topic_terms(question):  # "why?", "tell me more", "how so?"
+        return True
+    if not _DEPENDENT.search(question):
         return False
     return not (_OWN_LIST.search(question) and len(topic_terms(question)) >= 2
                 and not re.search(r"\b(?:it|its|this|that\s+\w+)\b", question, re.IGNORECASE))

@@ -1,0 +1,67 @@
+"""Which papers a question in a conversation is asked of: those of the previous answer, when
+the question points back at them, or when it names nothing and they answer it best.
+
+- "Which of these does relighting?" after a list: asked among the papers the list gave
+  (``intent.among_earlier`` reads the words);
+- "what are the four components?" right after an answer about SSD-GS names no paper, and on
+  its own it finds the paper whose components are best known to the search (TimeOmni-1's);
+  SSD-GS supports it better (its abstract: "decomposes reflectance into four components"), so
+  it is asked of SSD-GS, together with the question before it (``intent.join_follow_up``). A question the previous paper does not support ("any paper on
+  combining text embedding models?" after SSD-GS) is a new topic, and so is one that names a
+  paper or asks for papers.
+
+The user is told which papers it was asked of (``api.Assistant._read``'s warning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from assistant.answer.intent import (
+    among_earlier,
+    join_follow_up,
+    kind_of,
+    needs_rewrite,
+    strong_names,
+    topic_terms,
+)
+from assistant.text.mentions import mentioned_papers
+from assistant.types import Source
+
+# the papers found for a question, with how well each supports it: among these ids when given
+Find = Callable[[str, frozenset[str] | None], Sequence[Source]]
+
+
+def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
+                     titles: Mapping[str, str], find: Find,
+                     min_support: float) -> tuple[str, frozenset[str]] | None:
+    """(the question as it is asked, the ids of the previous answer's papers it is asked
+    among), or None when it is asked of every paper. ``titles`` maps every paper's id to its
+    title; ``min_support`` is the support a paper needs to answer (the calibrated gate)."""
+    if not history:
+        return None
+    papers = frozenset(mentioned_papers(history[-1][1], titles))  # by title or short name
+    if not papers:
+        return None
+    asked = among_earlier(question)
+    if asked is not None:
+        return asked, papers
+    if _leans_on(question, history, titles, papers, find, min_support):
+        return join_follow_up(question, history[-1][0]), papers
+    return None
+
+
+def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping[str, str],
+              papers: frozenset[str], find: Find, min_support: float) -> bool:
+    """Whether a question that names nothing is about the previous answer's papers: one of
+    them supports it, and better than the paper found first for it alone."""
+    if not topic_terms(question):
+        return True  # "why?", "tell me more": about what was just said
+    if (kind_of(question) != "fact" or needs_rewrite(question, history)
+            or strong_names(question) or mentioned_papers(question, titles)):
+        return False  # asks for papers, leans on "it" (rewritten), or names its own subject
+    alone = find(question, None)
+    if not alone or alone[0].paper_id in papers:
+        return False
+    theirs = max((s.support for s in find(question, papers)), default=0.0)
+    return theirs >= min_support and theirs > alone[0].support

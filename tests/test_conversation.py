@@ -1,0 +1,79 @@
+"""Which papers a question in a conversation is asked of (assistant/answer/conversation.py),
+with the search faked: each paper's support for the question is given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from assistant.answer.conversation import asked_of_earlier
+from assistant.types import Source
+
+TITLES = {
+    "ssd": "SSD-GS: Scattering and Shadow Decomposition for Relightable 3D Gaussian Splatting",
+    "omni": "TimeOmni-1: Incentivizing Complex Reasoning with Time Series in LLMs",
+    "uec": "Uncertainty-driven Embedding Convolution",
+}
+HISTORY = [("tell me about SSD-GS", "SSD-GS is a physically-based relighting framework [1].")]
+GATE = 0.4
+
+
+def _find(support: dict[str, float]) -> tuple[list[tuple[str, frozenset[str] | None]], object]:
+    """A search that finds every paper in the order given (its rank, which need not be the
+    order of support), and records what it was asked."""
+    calls: list[tuple[str, frozenset[str] | None]] = []
+
+    def find(question: str, among: frozenset[str] | None) -> Sequence[Source]:
+        calls.append((question, among))
+        return [Source(i, TITLES[i], "", 0.0, support=s) for i, s in support.items()
+                if among is None or i in among]
+
+    return calls, find
+
+
+def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() -> None:
+    """"what are the four components?" finds TimeOmni-1 first on its own; SSD-GS, the paper
+    just discussed, supports it better: it is asked of SSD-GS, with the earlier question."""
+    calls, find = _find({"omni": 0.69, "ssd": 0.92, "uec": 0.1})
+    asked = asked_of_earlier("what are the four components?", HISTORY, TITLES, find, GATE)
+    assert asked == ("what are the four components? (follow-up to: tell me about SSD-GS)",
+                     frozenset({"ssd"}))
+    assert calls == [("what are the four components?", None),
+                     ("what are the four components?", frozenset({"ssd"}))]
+
+
+@pytest.mark.parametrize(("question", "support"), [
+    # a new topic: the previous paper does not support it, or not better than another does
+    ("any paper on combining several text embedding models?", {"uec": 0.9, "ssd": 0.19}),
+    ("how are the embeddings combined?", {"uec": 0.9, "ssd": 0.5}),
+    ("how are the embeddings combined?", {"uec": 0.3, "ssd": 0.35}),  # under the gate
+    # names its own subject, or asks for papers
+    ("what are the four components of UEC?", {"uec": 0.3, "ssd": 0.9}),
+    ("Which papers decompose reflectance?", {"omni": 0.5, "ssd": 0.9}),
+    # found first on its own anyway: nothing to change
+    ("what are the four components?", {"ssd": 0.9, "omni": 0.5}),
+])
+def test_other_questions_are_asked_of_every_paper(question: str,
+                                                  support: dict[str, float]) -> None:
+    _, find = _find(support)
+    assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
+
+
+def test_a_bare_follow_up_is_about_what_was_just_said() -> None:
+    """"why?" has no topic of its own: it is asked of the previous answer's paper, whatever
+    the search finds for the word alone."""
+    _, find = _find({"omni": 0.2, "ssd": 0.1})
+    assert asked_of_earlier("why?", HISTORY, TITLES, find, GATE) == (
+        "why? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
+
+
+def test_of_these_is_asked_among_the_listed_papers_and_nothing_without_history() -> None:
+    listed = [("Which papers use 3D Gaussians?", f"{TITLES['ssd']}; {TITLES['uec']} [1][2].")]
+    _, find = _find({"ssd": 0.9})
+    assert asked_of_earlier("Which of these does relighting?", listed, TITLES, find, GATE) == (
+        "Which paper does relighting?", frozenset({"ssd", "uec"}))
+    assert asked_of_earlier("what are the four components?", [], TITLES, find, GATE) is None
+    abstained = [("tell me about X", "The indexed papers do not cover this question.")]
+    assert asked_of_earlier("what are the four components?", abstained, TITLES, find,
+                            GATE) is None
