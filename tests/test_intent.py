@@ -268,6 +268,7 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("just list the datasets DIVERSE was run on", "datasets"),
     ("How many human annotators worked on TSR-Suite?", "number"),
     ("quick q: how many forward passes does PEA need?", "number"),
+    ("In absolute terms, how many Gaussians does the occupancy variant use?", "number"),
     # a second question, or "how many" inside a clause
     ("What does GlowQ do, and which baseline does it beat?", None),
     ("what EEG headset and how many channels did MindPilot use", None),

@@ -340,7 +340,7 @@ _ASKS_NAME = re.compile(
 
 
 # "How many …", "Quick check: into how many …"; not "… matched to how many directions"
-_HOW_MANY = re.compile(r"(?:^|[.?!:;]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
+_HOW_MANY = re.compile(r"(?:^|[.?!:;,]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
 _WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNORECASE)
 
 
