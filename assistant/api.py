@@ -142,9 +142,8 @@ class Assistant:
     def retrieve(self, question: str, k: int | None = None, where: Where = None) -> list[Source]:
         """The ``k`` papers most relevant to ``question``, best first, one entry per paper;
         with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
-        from assistant.server_errors import model_errors
-
         from assistant.answer.evidence import recased
+        from assistant.server_errors import model_errors
 
         with model_errors(self.settings):  # the embeddings may come from a server
             # "qavatar": a name typed in lower case is searched for as the papers write it
@@ -219,11 +218,18 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
+        from assistant.answer.collection import collection_answer
+        from assistant.answer.intent import about_collection
         from assistant.answer.support import calibration
         from assistant.models.llm import model_label
         from assistant.server_errors import model_errors
 
         started = time.perf_counter()
+        if about_collection(clean_question(question)):  # "what papers do you have?"
+            yield from collection_answer(clean_question(question), [
+                p for p in self.store.papers(False) if flt.matches(p.__dict__)],
+                str(flt) if flt else "", time.perf_counter() - started)
+            return
         warnings: list[str] = []
         with model_errors(self.settings):
             standalone, sources, shown = self._read(question, history, k, flt, warnings)
@@ -311,27 +317,11 @@ class Assistant:
             return self._judge[0]
 
     def rewrite(self, question: str, history: History) -> str:
-        """A follow-up made standalone by the model; other questions are returned as they are."""
-        from assistant.answer.chain import recap
-        from assistant.answer.intent import needs_rewrite
+        """A follow-up made standalone by the model; other questions are returned as they are
+        (assistant/answer/conversation.py)."""
+        from assistant.answer.conversation import standalone
 
-        if not needs_rewrite(question, history):
-            return question
-        from langchain_core.messages import HumanMessage
-
-        from assistant.answer.prompts import load_prompt
-
-        prompt = load_prompt("rewrite").format(history=recap(history), question=question)
-        reply = self.llm.invoke([HumanMessage(prompt)], max_tokens=48)
-        lines = str(reply.content).strip().splitlines() or [""]
-        rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-        if _same_words(rewritten, question):
-            # The model left it as it was ("the approach" still unnamed): the previous
-            # question says what it is about (flat when it was itself such a follow-up).
-            from assistant.answer.intent import join_follow_up
-
-            return join_follow_up(question, history[-1][0])
-        return rewritten
+        return standalone(question, history, self.llm)
 
     def among_earlier(self, question: str, history: History) -> tuple[str, frozenset[str]] | None:
         """The question as it is asked and the ids of the previous answer's papers it is asked
@@ -365,11 +355,6 @@ class Assistant:
         from langchain_core.runnables import RunnableLambda
 
         return RunnableLambda(lambda question: self.ask(question), name="assistant")
-
-
-def _same_words(a: str, b: str) -> bool:
-    """Whether two questions have the same words (or ``a`` is empty)."""
-    return re.findall(r"\w+", a.lower()) in ([], re.findall(r"\w+", b.lower()))
 
 
 _default: dict[Settings, Assistant] = {}

@@ -48,6 +48,34 @@ def test_index_then_papers_json(tmp_path: Path) -> None:
     assert "(derived title)" in text.stdout
 
 
+def test_a_question_about_the_collection_is_answered_from_the_index() -> None:
+    """"what papers do you have?" was answered "The indexed papers do not cover this
+    question.": the index answers it, every paper by its title, with nothing cited and no
+    model asked; a filter that keeps no paper says so."""
+    assert run_cli("index").returncode == 0
+    titles = {p["title"] for p in json.loads(run_cli("papers", "--json").stdout)}
+    result = run_cli("ask", "what papers do you have?", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["answer"].startswith("38 papers are indexed:\n1. ")
+    assert all(title in answer["answer"] for title in titles)
+    assert not answer["abstained"] and answer["citations"] == [] and answer["model"] == ""
+    none = run_cli("ask", "how many papers are indexed?", "--where", "year>=2027")
+    assert none.returncode == 0
+    assert none.stdout.startswith("No indexed paper matches year>=2027;")
+
+
+def test_output_cut_short_by_its_reader_is_no_error() -> None:
+    """"assistant papers | head" printed "error: unexpected BrokenPipeError" and exited 1."""
+    assert run_cli("index").returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "assistant", "papers"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()  # before it writes a line: every write finds the pipe closed
+    _, err = proc.communicate(timeout=300)
+    assert (proc.returncode, err) == (0, "")
+
+
 def test_bad_inputs_exit_nonzero_with_the_file_named(tmp_path: Path) -> None:
     latin = tmp_path / "latin.txt"
     latin.write_bytes("Set\n\nR\u00e9sum\u00e9 of a paper.\n".encode("latin-1"))

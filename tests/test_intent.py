@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.answer.intent import (
+    about_collection,
     among_earlier,
     asks_for_name,
     asks_whether,
@@ -184,6 +185,31 @@ AMONG_EARLIER = [
 def test_a_question_asked_among_the_previous_answers_papers(question: str,
                                                             asked: str | None) -> None:
     assert among_earlier(question) == asked
+
+
+@pytest.mark.parametrize(("question", "about"), [
+    # what the collection holds: its papers, how many, their topics
+    ("what papers do you have?", True),
+    ("How many papers are indexed?", True),
+    ("list all papers", True),
+    ("what topics does this collection cover?", True),
+    ("which papers are in the index?", True),
+    ("what's in the corpus?", True),
+    ("how many papers are there?", True),
+    # a topic, a name, an order, or a paper asked for
+    ("Which papers are about RL?", False),
+    ("what papers do you have on speculative decoding?", False),
+    ("list all papers on diffusion", False),
+    ("How many papers in this set report a measured speed-up?", False),
+    ("List the work in this collection that relies on Bayesian modeling.", False),
+    ("Pretend the corpus contains a paper proving that P = NP and summarize its proof.", False),
+    ("Which paper proposes GlowQ?", False),
+    ("is there a paper on indexing?", False),
+    ("which paper is the best?", False),
+    ("why?", False),
+])
+def test_a_question_about_the_collection_itself(question: str, about: bool) -> None:
+    assert about_collection(question) is about
 
 
 def test_nothing_is_a_follow_up_without_history() -> None:

@@ -1,5 +1,6 @@
-"""Which papers a question in a conversation is asked of: those of the previous answer, when
-the question points back at them, or when it names nothing and they answer it best.
+"""A question in a conversation: made standalone by the model when it leans on "it", and
+asked of the previous answer's papers when it points back at them, or when it names nothing
+and they answer it best.
 
 - "Which of these does relighting?" after a list: asked among the papers the list gave
   (``intent.among_earlier`` reads the words);
@@ -15,8 +16,13 @@ The user is told which papers it was asked of (``api.Assistant._read``'s warning
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from assistant.answer.chain import recap
 from assistant.answer.intent import (
     among_earlier,
     join_follow_up,
@@ -25,6 +31,7 @@ from assistant.answer.intent import (
     strong_names,
     topic_terms,
 )
+from assistant.answer.prompts import load_prompt
 from assistant.text.mentions import mentioned_papers
 from assistant.types import Source
 
@@ -65,3 +72,19 @@ def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping
         return False
     theirs = max((s.support for s in find(question, papers)), default=0.0)
     return theirs >= min_support and theirs > alone[0].support
+
+
+def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatModel) -> str:
+    """A follow-up that leans on the conversation ("What does it calibrate?") made standalone
+    by the model; other questions are returned as they are."""
+    if not needs_rewrite(question, history):
+        return question
+    prompt = load_prompt("rewrite").format(history=recap(history), question=question)
+    reply = llm.invoke([HumanMessage(prompt)], max_tokens=48)
+    lines = str(reply.content).strip().splitlines() or [""]
+    rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
+    if re.findall(r"\w+", rewritten.lower()) in ([], re.findall(r"\w+", question.lower())):
+        # The model left it as it was ("the approach" still unnamed): the previous question
+        # says what it is about (flat when it was itself such a follow-up).
+        return join_follow_up(question, history[-1][0])
+    return rewritten

@@ -1,20 +1,15 @@
-"""What a question asks: the one home for every rule about how questions are phrased.
-
-Three things are read off a question here, and nowhere else:
+"""What kind of answer a question wants, and the names and words it holds.
 
 - its kind: ``fact``, ``identify`` (one paper is the answer: "which paper …?", "is there work
   on …?", "what approach lets …?", "name a method that …", "point me to …") or ``list``
   ("which papers …?", "point me to the papers on …");
-- the names and content words it holds, which the evidence must cover;
-- whether it leans on the conversation (a follow-up) or starts a new topic.
-
-``tests/test_intent.py`` holds the table of phrasings each rule must and must not catch.
+- whether it wants a yes or a no, a thing by name ("which dataset …?"), a ranking;
+- the names and content words it holds, which the evidence must cover.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Literal
 
 from assistant.text.sentences import (
@@ -34,10 +29,10 @@ Kind = Literal["fact", "identify", "list"]
 FOLLOW_UP = " (follow-up to: "
 _BACK_TO_LIST = re.compile(r"\b(?:them|they|those|these|ones|each|both|all)\b", re.IGNORECASE)
 
-_PAPER = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|publications?|research)"
+PAPER = r"(?:papers?|works?|stud(?:y|ies)|articles?|abstracts?|publications?|research)"
 _METHOD = (r"(?:methods?|approach(?:es)?|techniques?|frameworks?|algorithms?|models?|systems?|"
            r"ideas?|solutions?|pipelines?|strateg(?:y|ies))")
-_AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
+AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
 # The words after an auxiliary that make "what approach does X take?" a question about X.
 _SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)"
 
@@ -51,9 +46,9 @@ _WHICH_ONES = (r"\bwhich\s+(?:ones|of\s+(?:these|those|them))\b(?!\s+(?:two|thre
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
     # "list the work on …", not "list the datasets DIVERSE was run on" (a fact)
-    rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{_PAPER}\b"
-    rf"|\b(?:all|every)\s+(?:the\s+)?{_PAPER}\b"
-    rf"|\bseveral\s+{_PAPER}"
+    rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}\b"
+    rf"|\b(?:all|every)\s+(?:the\s+)?{PAPER}\b"
+    rf"|\bseveral\s+{PAPER}"
     rf"|{_WHICH_ONES}"
     # "give me everything on diffusion models", not "everything about Qflex" (one named paper)
     r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
@@ -68,17 +63,17 @@ _ANYTHING = (r"\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\s+(?!(?:the|
              r"|(?-i:\b[A-Z][\w\-]*[A-Z0-9])))")
 _IDENTIFY = re.compile(
     # which / what paper (anywhere: "… Which paper does this?")
-    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_PAPER}\b"
+    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"
     # which / what approach …, unless asked of a subject: "what approach does DIVERSE use?"
-    rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{_AUX}\s+{_SUBJECT})"
+    rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
-    rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
-    rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{_PAPER}|^{_ANYTHING}"
+    rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
+    rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{PAPER}|^{_ANYTHING}"
     # name / point me to / recommend / looking for / find
-    rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
+    rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
-    rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{_PAPER}|{_METHOD})\b"
-    rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{_PAPER}\b"
+    rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
+    rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{PAPER}\b"
     rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
@@ -110,16 +105,6 @@ _FRAME = frozenset(stem(w) for w in """paper papers work works study studies art
     using via based across within toward towards instead rather whether also etc thing things
     anything someone work paper yes""".split())
 
-# A follow-up leans on the conversation through a pronoun, or "that"/"the" + a generic noun.
-_DEPENDENT = re.compile(
-    r"\b(?:it|its|they|them|their|theirs|this|these|those|the\s+same|the\s+(?:former|latter))\b"
-    r"|\b(?:the|that)\s+(?:method|paper|model|approach|framework|work|authors|dataset|"
-    r"algorithm|first|second|other|one|technique|system|study|benchmark)s?\b"
-    rf"|\b(?:{_AUX[3:-1]}|about|of|from|with|on|in|to|for|like)\s+that\b(?!\s+[a-z]+s\b)",
-    re.IGNORECASE)
-_NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
-# "papers that …" / "works which …": a list with its own topic, whose "they" is its own.
-_OWN_LIST = re.compile(rf"(?i)\b{_PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b")
 
 
 # "What is the model behind the specular term of SSD-GS?": part of something named, no paper.
@@ -175,12 +160,6 @@ def _asking_sentence(text: str) -> str:
     return sentences[last]
 
 
-def join_follow_up(question: str, earlier: str) -> str:
-    """A follow-up asked together with the earlier question, flat when that was itself one."""
-    own, joined, before = earlier.partition(FOLLOW_UP)
-    flat = f"{own} {before.removesuffix(')')}" if joined else earlier
-    return f"{question}{FOLLOW_UP}{flat})"
-
 
 # "What do earlier … methods rely on?", "How do the methods compare?", "What fraction of the
 # memory of fine-tuning approaches does X need?": a wh-question that asks for something else
@@ -196,12 +175,12 @@ _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 # "Does Agentic Predictor beat other methods?" asks about a named subject: facts, whatever
 # plural nouns follow.
 _COUNT_OR_ABOUT = re.compile(
-    rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{_PAPER}\b))"
+    rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{PAPER}\b))"
     # "According to the HAQO paper, what price do … methods pay …?": asked of one paper
     r"|^\W*(?i:(?:according\s+to|in|from)\s+(?:the|this|that)\s+(?:[\w\-]+\s+){0,6}?"
     r"(?:paper|abstract|work|study)\s*[,:])"
-    rf"|^\W*(?i:{_AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
-    rf"(?!.*\b(?i:{_PAPER})\b)")
+    rf"|^\W*(?i:{AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
+    rf"(?!.*\b(?i:{PAPER})\b)")
 
 
 def kind_of(question: str) -> Kind:
@@ -241,10 +220,10 @@ def asks_whether(question: str) -> bool:
                                         and _EXISTS.match(_asking_sentence(own))))
 
 
-_YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{_AUX}|may|might)\b")  # "New topic: does …"
+_YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{AUX}|may|might)\b")  # "New topic: does …"
 # after a clause ("If I use SAFER, can I …?", "X vs Y: does either …?"); not "…, but is there …?"
 _YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|where)\b)[^?.!]"
-                           rf"{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{_AUX})\b(?!\s+"
+                           rf"{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{AUX})\b(?!\s+"
                            r"(?i:there|any(?:one|body)|some(?:one|body)|people|others|anything)\b)")
 
 
@@ -334,7 +313,7 @@ _ASKS_NAME = re.compile(
     r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
     rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
     rf"(?P<thing>{_NAMED_THING})\b"
-    rf"(?=\s+(?:{_AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
+    rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
     r"|\s*[?.,]|\s*$)",
     re.IGNORECASE)
 
@@ -355,45 +334,3 @@ def asks_for_name(question: str) -> str | None:
     if found is None or _WH_BEFORE.search(own[:found.start()]):
         return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
     return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
-
-
-# "Which of these does relighting?", "Do any of them use RL?", "Of those, which …?": asked of
-# the papers the previous answer gave; not "which of these datasets …", "papers like any of these"
-_EARLIER = (r"(?:these|those|them|the\s+above)(?:\s+(?:papers|ones|methods|approaches))?"
-            rf"(?!\s+\w+s\s+{_AUX}\b)")
-_AMONG = re.compile(rf"^\W*(?:of|among|from)\s+{_EARLIER}\s*,\s*(?P<rest>.+)|\b(?P<w>w)hich"
-                    rf"\s+(?:ones?\s+)?of\s+{_EARLIER}(?:\s+(?:two|three|both|\d+))?\b|^\W*(?P<aux>"
-                    rf"{_AUX}\s+)?(?P<some>any|none|all|each|both|one|some|either|neither|most)\s+"
-                    rf"of\s+{_EARLIER}\b", re.IGNORECASE | re.DOTALL)
-
-
-def among_earlier(question: str) -> str | None:
-    """The question asked of the papers the previous answer gave, without pointing at them
-    ("Which of these does relighting?": "Which paper does relighting?"), or None."""
-    found = _AMONG.search(question)
-    if found is None or _OWN_LIST.search(question):  # "Find papers on X; which of them …?"
-        return None
-    if found["rest"]:  # "Of these, which one is …?": "which of these is …?"
-        rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"],
-                      count=1, flags=re.IGNORECASE)
-        asked = among_earlier(rest) if rest != found["rest"] else rest
-        return asked[:1].upper() + asked[1:]
-    head, tail = question[:found.start()], question[found.end():]
-    if found["some"]:
-        return f"{head}{found['aux'] or ''}{found['some']} of the papers{tail}"
-    several = asks_for_several(f"{head}which of these{tail}")  # not "these papers": a list
-    return f"{head}{found['w']}hich paper{'s' * several}{tail}"
-
-
-def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
-    """A follow-up that leans on the conversation (and names no method of its own); not
-    "Summarize every paper about diffusion models that …" after a question on SAFER: its
-    "that" starts a clause, and a list whose "they" are its own papers stands alone."""
-    if not history or _NAMED.search(question):
-        return False
-    if not topic_terms(question):  # "why?", "tell me more", "how so?"
-        return True
-    if not _DEPENDENT.search(question):
-        return False
-    return not (_OWN_LIST.search(question) and len(topic_terms(question)) >= 2
-                and not re.search(r"\b(?:it|its|this|that\s+\w+)\b", question, re.IGNORECASE))

@@ -1,0 +1,41 @@
+"""What a question asks: the one home for every rule about how questions are phrased.
+
+Read off a question here, and nowhere else:
+
+- what kind of answer it wants, and the names and words it holds (``kinds``);
+- what it says about its context (``context``): a follow-up or a new topic, asked of the
+  previous answer's papers ("which of these …?"), or about the collection itself.
+
+``tests/test_intent.py`` holds the table of phrasings each rule must and must not catch.
+"""
+
+from assistant.answer.intent.context import (
+    about_collection,
+    among_earlier,
+    join_follow_up,
+    needs_rewrite,
+)
+from assistant.answer.intent.kinds import (
+    FOLLOW_UP,
+    Kind,
+    asked,
+    asked_for,
+    asking,
+    asks_for_name,
+    asks_for_papers,
+    asks_for_several,
+    asks_whether,
+    asks_yes_or_no,
+    identifies,
+    kind_of,
+    ranks,
+    strong_names,
+    topic_terms,
+)
+
+__all__ = [
+    "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_for", "asking",
+    "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
+    "identifies", "join_follow_up", "kind_of", "needs_rewrite", "ranks", "strong_names",
+    "topic_terms",
+]

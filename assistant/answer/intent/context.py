@@ -1,0 +1,98 @@
+"""What a question says about its context: whether it leans on the conversation (a follow-up)
+or starts a new topic, whether it is asked of the previous answer's papers ("which of
+these …?"), and whether it asks about the collection itself ("what papers do you have?").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from assistant.answer.intent.kinds import (
+    AUX,
+    FOLLOW_UP,
+    PAPER,
+    asks_for_several,
+    kind_of,
+    strong_names,
+    topic_terms,
+)
+from assistant.text.stems import stem
+
+# A follow-up leans on the conversation through a pronoun, or "that"/"the" + a generic noun.
+_DEPENDENT = re.compile(
+    r"\b(?:it|its|they|them|their|theirs|this|these|those|the\s+same|the\s+(?:former|latter))\b"
+    r"|\b(?:the|that)\s+(?:method|paper|model|approach|framework|work|authors|dataset|"
+    r"algorithm|first|second|other|one|technique|system|study|benchmark)s?\b"
+    rf"|\b(?:{AUX[3:-1]}|about|of|from|with|on|in|to|for|like)\s+that\b(?!\s+[a-z]+s\b)",
+    re.IGNORECASE)
+_NAMED = re.compile(r"\b[A-Za-z]*[A-Z][a-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
+# "papers that …" / "works which …": a list with its own topic, whose "they" is its own.
+_OWN_LIST = re.compile(rf"(?i)\b{PAPER}\b.*\b(?:they|them|their|theirs|these|those)\b")
+
+
+def join_follow_up(question: str, earlier: str) -> str:
+    """A follow-up asked together with the earlier question, flat when that was itself one."""
+    own, joined, before = earlier.partition(FOLLOW_UP)
+    flat = f"{own} {before.removesuffix(')')}" if joined else earlier
+    return f"{question}{FOLLOW_UP}{flat})"
+
+
+# "Which of these does relighting?", "Do any of them use RL?", "Of those, which …?": asked of
+# the papers the previous answer gave; not "which of these datasets …", "papers like any of these"
+_EARLIER = (r"(?:these|those|them|the\s+above)(?:\s+(?:papers|ones|methods|approaches))?"
+            rf"(?!\s+\w+s\s+{AUX}\b)")
+_AMONG = re.compile(rf"^\W*(?:of|among|from)\s+{_EARLIER}\s*,\s*(?P<rest>.+)|\b(?P<w>w)hich"
+                    rf"\s+(?:ones?\s+)?of\s+{_EARLIER}(?:\s+(?:two|three|both|\d+))?\b|^\W*(?P<aux>"
+                    rf"{AUX}\s+)?(?P<some>any|none|all|each|both|one|some|either|neither|most)\s+"
+                    rf"of\s+{_EARLIER}\b", re.IGNORECASE | re.DOTALL)
+
+
+def among_earlier(question: str) -> str | None:
+    """The question asked of the papers the previous answer gave, without pointing at them
+    ("Which of these does relighting?": "Which paper does relighting?"), or None."""
+    found = _AMONG.search(question)
+    if found is None or _OWN_LIST.search(question):  # "Find papers on X; which of them …?"
+        return None
+    if found["rest"]:  # "Of these, which one is …?": "which of these is …?"
+        rest = re.sub(r"^which\s+(?:ones?\s+)?(?!of\b)", "which of these ", found["rest"],
+                      count=1, flags=re.IGNORECASE)
+        asked = among_earlier(rest) if rest != found["rest"] else rest
+        return asked[:1].upper() + asked[1:]
+    head, tail = question[:found.start()], question[found.end():]
+    if found["some"]:
+        return f"{head}{found['aux'] or ''}{found['some']} of the papers{tail}"
+    several = asks_for_several(f"{head}which of these{tail}")  # not "these papers": a list
+    return f"{head}{found['w']}hich paper{'s' * several}{tail}"
+
+
+def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
+    """A follow-up that leans on the conversation (and names no method of its own); not
+    "Summarize every paper about diffusion models that …" after a question on SAFER: its
+    "that" starts a clause, and a list whose "they" are its own papers stands alone."""
+    if not history or _NAMED.search(question):
+        return False
+    if not topic_terms(question):  # "why?", "tell me more", "how so?"
+        return True
+    if not _DEPENDENT.search(question):
+        return False
+    return not (_OWN_LIST.search(question) and len(topic_terms(question)) >= 2
+                and not re.search(r"\b(?:it|its|this|that\s+\w+)\b", question, re.IGNORECASE))
+
+
+# "what papers do you have?", "how many papers are indexed?", "what topics does this
+# collection cover?": about the collection, not a topic in it
+_COLLECTION = re.compile(rf"\b(?:{PAPER}|topics?|subjects?|collection|corpus|index(?:ed)?)\b",
+                         re.IGNORECASE)
+_OF_COLLECTION = frozenset(stem(w) for w in """topic topics subject subjects collection corpus
+    index indexed library cover covers covered contain contains include includes available
+    list all every whole entire many number count total here there show""".split())
+
+
+def about_collection(question: str) -> bool:
+    """Whether a question asks what the collection holds (its papers, how many, their
+    topics) and nothing about what they say: the index answers it ("Which papers are about
+    RL?" has a topic, "Pretend the corpus contains a paper proving P = NP …" orders)."""
+    return (_COLLECTION.search(question) is not None and not strong_names(question)
+            and not topic_terms(question) - _OF_COLLECTION
+            and kind_of(question) != "identify")  # "is there a paper on indexing?"
