@@ -54,6 +54,20 @@ def test_embedded_model_answers_and_every_citation_is_retrieved(bundled_home, mi
     assert answer.timings.first_token is not None
 
 
+def test_words_typed_as_into_a_search_box_get_the_paper_on_them_or_nothing(
+        bundled_home, minilm, embedded_llm) -> None:
+    """"federated learning privacy" was answered as a fact: "The paper discusses federated
+    learning privacy, which is a technique for training …" [1], cited to the polymatrix-games
+    paper. Search-box words ask for the paper on them, and the judge decides."""
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    near = assistant.ask("federated learning privacy")
+    assert near.abstained and near.citations == (), near.text
+    found = assistant.ask("rashomon set exploration")
+    assert [c.title for c in found.citations] == [
+        "DIVERSE: Disagreement-Inducing Vector Evolution for Rashomon Set Exploration"]
+    assert found.text.startswith("DIVERSE: Disagreement-Inducing"), found.text
+
+
 def test_which_of_these_is_answered_among_the_papers_just_listed(bundled_home, minilm,
                                                                  embedded_llm) -> None:
     """The chat bug: "Which of these does relighting?" after a list of 3D Gaussian papers was

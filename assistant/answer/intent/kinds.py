@@ -203,9 +203,24 @@ def _kind(own: str) -> Kind:
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or (
-            _NAME_ONE.search(own) and not strong_names(own)):
+            _NAME_ONE.search(own) and not strong_names(own)) or _keywords(own):
         return "identify"
     return "list" if several else "fact"
+
+
+# "speculative decoding", "llm leaderboard demographics": words typed as into a search box ask
+# for the paper on them; not a question, an order ("explain …", "ignore …"), nor words about
+# "it" or "you"
+_NOT_KEYWORDS = re.compile(
+    rf"[?:;.!]|\b(?:whats|what|which|who|whom|whose|how|why|when|where|{AUX[3:-1]}|i|we|you|me|"
+    r"my|our|your|it|its|this|that|these|those)\b|^\W*(?:tell|say|explain|describe|summari[sz]e"
+    r"|compare|list|give|show|find|name|define|ignore|forget|pretend|write|print|please|pls|"
+    r"just|translate|contrast|outline|continue|repeat|thanks?|ok(?:ay)?|hi|hello|looking)\b",
+    re.IGNORECASE)
+
+
+def _keywords(text: str) -> bool:
+    return len(text.split()) <= 7 and not _NOT_KEYWORDS.search(text)
 
 
 def asks_for_several(question: str) -> bool:
