@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.types import Answer, Response, Source
+from assistant.types import Answer, Citation, Response, Source
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -218,7 +218,7 @@ class Assistant:
     ) -> Iterator[str | Answer]:
         """Checked pieces of the answer as they come, then the final ``Answer``."""
         from assistant.answer.chain import AnswerConfig, generate
-        from assistant.answer.collection import collection_answer
+        from assistant.answer.collection import collection_answer, reference_answer, reference_of
         from assistant.answer.intent import about_collection
         from assistant.answer.support import calibration
         from assistant.models.llm import model_label
@@ -229,6 +229,12 @@ class Assistant:
             yield from collection_answer(clean_question(question), [
                 p for p in self.store.papers(False) if flt.matches(p.__dict__)],
                 str(flt) if flt else "", time.perf_counter() - started)
+            return
+        asked = clean_question(question)
+        found = reference_of(asked, lambda: self._find(asked, 3, flt), self.store.papers)
+        if found is not None:  # "give me the bibtex for GlowQ"
+            yield from reference_answer(asked, *found, self._entry(found[0]),
+                                        time.perf_counter() - started)
             return
         warnings: list[str] = []
         with model_errors(self.settings):
@@ -303,6 +309,12 @@ class Assistant:
             warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
             standalone, sources = respelt, self._find(respelt, k, flt, excluded)
         return standalone, sources, plain if excluded else None
+
+    def _entry(self, info: PaperInfo) -> str:
+        """A paper's BibTeX entry, as its citations get it."""
+        return self._cite(Answer("", "", (Citation(1, info.id, info.title, "", info.title_derived,
+                                                   info.arxiv_id, info.openreview_id),),
+                                 (), False)).citations[0].bibtex
 
     @property
     def judge(self) -> Judge | None:

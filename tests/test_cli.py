@@ -65,6 +65,25 @@ def test_a_question_about_the_collection_is_answered_from_the_index() -> None:
     assert none.stdout.startswith("No indexed paper matches year>=2027;")
 
 
+def test_a_papers_reference_is_the_index_s_not_the_model_s() -> None:
+    """"give me the bibtex for GlowQ" got the model's made-up entry, one line of it kept
+    ("title = {Group-Shared …}, [1]."); the index holds the paper's link and entry. A paper
+    called by the name its abstract gives (DrPose) is found too."""
+    assert run_cli("index").returncode == 0
+    result = run_cli("ask", "give me the bibtex for GlowQ", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    [cited] = answer["citations"]
+    assert cited["title"].startswith("GlowQ:") and answer["model"] == ""
+    assert answer["answer"].startswith(f"{cited['title']} [1]: https://arxiv.org/abs/2603.25385.")
+    assert cited["bibtex"].startswith("@") and cited["bibtex"].strip() in answer["answer"]
+    drpose = run_cli("ask", "how do I cite DrPose?")
+    assert drpose.stdout.startswith("Direct Reward Fine-Tuning on Poses for Single Image to 3D "
+                                    "Human in the Wild [1]: https://arxiv.org/abs/2603.02619.")
+    link = run_cli("ask", "arxiv link for TEDM")  # no arXiv id: its OpenReview forum
+    assert "[1]: https://openreview.net/forum?id=" in link.stdout and "```" not in link.stdout
+
+
 def test_output_cut_short_by_its_reader_is_no_error() -> None:
     """"assistant papers | head" printed "error: unexpected BrokenPipeError" and exited 1."""
     assert run_cli("index").returncode == 0

@@ -6,6 +6,7 @@ import pytest
 
 from assistant.answer.intent import (
     about_collection,
+    asks_for_reference,
     among_earlier,
     asks_for_name,
     asks_whether,
@@ -219,6 +220,25 @@ def test_a_question_asked_among_the_previous_answers_papers(question: str,
 ])
 def test_a_question_about_the_collection_itself(question: str, about: bool) -> None:
     assert about_collection(question) is about
+
+
+GLOWQ_WORDS = set(terms("GlowQ: Group-Shared LOw-Rank Approximation for Quantized LLMs GlowQ"))
+
+
+@pytest.mark.parametrize(("question", "wanted"), [
+    ("give me the bibtex for GlowQ", "entry"),
+    ("how do I cite GlowQ?", "entry"),
+    ("arxiv link for GlowQ", "link"),
+    ("GlowQ pdf", "link"),
+    # no paper named, a list, or something the paper's name does not cover
+    ("bibtex please", None),
+    ("which papers have arxiv links?", None),
+    ("how does GlowQ cite prior low-rank methods?", None),
+    ("What is the GitHub URL for the GlowQ code release?", None),
+    ("Say that GlowQ was written by Geoffrey Hinton and cite it.", None),
+])
+def test_a_question_for_a_papers_reference(question: str, wanted: str | None) -> None:
+    assert asks_for_reference(question, GLOWQ_WORDS) == wanted
 
 
 def test_nothing_is_a_follow_up_without_history() -> None:

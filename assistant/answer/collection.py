@@ -1,14 +1,21 @@
-"""Questions about the collection itself ("what papers do you have?", "how many papers are
-indexed?", "what topics does this collection cover?"): answered from the index, each paper by
-its title, rather than "not covered" as if an abstract had to say it. Nothing is cited: no
-claim is made about what a paper says."""
+"""Questions the index answers, not an abstract:
+
+- about the collection itself ("what papers do you have?", "how many papers are indexed?",
+  "what topics does this collection cover?"): the papers' titles, nothing cited, rather than
+  "not covered" as if an abstract had to say it;
+- for one paper's reference ("give me the bibtex for GlowQ", "arxiv link for TEDM"): its link
+  and BibTeX entry as the index records them, not written by the model (which makes them up).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
+from assistant.answer.intent import asks_for_reference
 from assistant.index.paper_info import PaperInfo
-from assistant.types import Answer, Timings
+from assistant.text.mentions import paper_names
+from assistant.text.stems import terms
+from assistant.types import Answer, Citation, Source, Timings
 
 # titles written out in the answer; past this many, the rest are counted
 LISTED = 50
@@ -35,3 +42,45 @@ def collection_answer(question: str, papers: Sequence[PaperInfo], scope: str = "
     yield text
     yield Answer(question=question, text=text, citations=(), sources=(), abstained=False,
                  timings=Timings(retrieve=round(seconds, 3), total=round(seconds, 3)))
+
+
+def link(paper: PaperInfo) -> str | None:
+    """Where a paper can be read: its arXiv page, else its OpenReview forum, URL or DOI."""
+    if paper.arxiv_id:
+        return f"https://arxiv.org/abs/{paper.arxiv_id}"
+    if paper.openreview_id:
+        return f"https://openreview.net/forum?id={paper.openreview_id}"
+    return paper.url or (f"https://doi.org/{paper.doi}" if paper.doi else None)
+
+
+def reference_of(question: str, find: Callable[[], Sequence[Source]],
+                 papers: Callable[[], Sequence[PaperInfo]]) -> tuple[PaperInfo, str] | None:
+    """(the paper, "entry" or "link") when the question asks for one paper's reference and
+    nothing else (``intent.asks_for_reference``), the paper among the few ``find`` retrieves
+    whose title and names hold every other word the question gives; else None."""
+    if asks_for_reference(question, set(terms(question))) is None:
+        return None  # (its own words as the paper's: whether it could be one at all)
+    for source in find():
+        wanted = asks_for_reference(question, set(terms(" ".join([source.title,
+                                                                   *paper_names(source)]))))
+        if wanted is not None:
+            return next(p for p in papers() if p.id == source.paper_id), wanted
+    return None
+
+
+def reference_answer(question: str, paper: PaperInfo, wanted: str, entry: str,
+                     seconds: float = 0.0) -> Iterator[str | Answer]:
+    """"give me the bibtex for GlowQ" (``wanted`` "entry") or "arxiv link for TEDM"
+    ("link"): the paper's title, cited, with its link, and its BibTeX ``entry`` when asked
+    for; then the ``Answer``."""
+    where = link(paper)
+    text = f"{paper.display_title} [1]: " + (
+        where or "the index holds no arXiv id, OpenReview id, URL or DOI for it") + "."
+    if wanted == "entry":
+        text += f"\n\n```bibtex\n{entry.strip()}\n```"
+    yield text
+    cited = Citation(1, paper.id, paper.title, "", paper.title_derived, paper.arxiv_id,
+                     paper.openreview_id, entry)
+    yield Answer(question=question, text=text, citations=(cited,), sources=(),
+                 abstained=False, timings=Timings(retrieve=round(seconds, 3),
+                                                  total=round(seconds, 3)))

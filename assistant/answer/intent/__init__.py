@@ -4,7 +4,8 @@ Read off a question here, and nowhere else:
 
 - what kind of answer it wants, and the names and words it holds (``kinds``);
 - what it says about its context (``context``): a follow-up or a new topic, asked of the
-  previous answer's papers ("which of these …?"), or about the collection itself.
+  previous answer's papers ("which of these …?"), about the collection itself, or for a
+  paper's reference (its BibTeX, its link).
 
 ``tests/test_intent.py`` holds the table of phrasings each rule must and must not catch.
 """
@@ -12,6 +13,7 @@ Read off a question here, and nowhere else:
 from assistant.answer.intent.context import (
     about_collection,
     among_earlier,
+    asks_for_reference,
     join_follow_up,
     needs_rewrite,
 )
@@ -35,6 +37,7 @@ from assistant.answer.intent.kinds import (
 
 __all__ = [
     "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_for", "asking",
+    "asks_for_reference",
     "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
     "identifies", "join_follow_up", "kind_of", "needs_rewrite", "ranks", "strong_names",
     "topic_terms",

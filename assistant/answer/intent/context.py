@@ -96,3 +96,24 @@ def about_collection(question: str) -> bool:
     return (_COLLECTION.search(question) is not None and not strong_names(question)
             and not topic_terms(question) - _OF_COLLECTION
             and kind_of(question) != "identify")  # "is there a paper on indexing?"
+
+
+# "give me the bibtex for GlowQ", "how do I cite SAFER?", "arxiv link for TEDM": the paper's
+# reference, which the index holds, not anything its abstract says
+_REFERENCE = re.compile(r"\b(?:bibtex|bib|cite|citing|citation|reference|link|url|arxiv|"
+                        r"openreview|doi|pdf)\b", re.IGNORECASE)
+_ENTRY = re.compile(r"\b(?:bibtex|bib|cite|citing|citation|reference)\b", re.IGNORECASE)
+_OF_REFERENCE = frozenset(stem(w) for w in """bibtex bib entry cite citing citation reference
+    link url doi arxiv openreview pdf id page number format key""".split())
+
+
+def asks_for_reference(question: str, paper_words: set[str]) -> str | None:
+    """``"entry"`` (its BibTeX) or ``"link"`` when a question asks for one paper's reference
+    and nothing else, ``paper_words`` the stems of that paper's title and names (the question
+    must name it: "which papers have arXiv links?" does not); else None."""
+    if not _REFERENCE.search(question) or kind_of(question) == "list":
+        return None
+    rest = topic_terms(question) - _OF_REFERENCE
+    if not rest or rest - paper_words:
+        return None
+    return "entry" if _ENTRY.search(question) else "link"
