@@ -155,6 +155,11 @@ FOLLOW_UPS = [
     ("What reward does DrPose maximize?", False),
     ("Is there work on EEG-guided image generation?", False),
     ("What does TimeOmni-1 do with it?", False),  # a name of its own: no rewrite
+    ("How does RaLoRA compare to LoRA?", False),
+    # "it" set against a named one: the earlier paper is half the question
+    ("how is that different from RaLoRA?", True),
+    ("does it beat GlowQ on latency?", True),
+    ("how does it compare to RS-GRPO?", True),
     ("Why GlowQ?", False),
     ("How many datasets were used?", False),  # its own topic: decided by the evidence
 ]

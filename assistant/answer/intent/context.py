@@ -66,12 +66,20 @@ def among_earlier(question: str) -> str | None:
     return f"{head}{found['w']}hich paper{'s' * several}{tail}"
 
 
+# "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one
+_SET_AGAINST = re.compile(
+    r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
+    r"faster|slower|cheaper|beats?|outperforms?)\b|\b(?:is|does)\s+(?:it|that|this)\s+"
+    r"(?:\w+\s+){0,2}?(?:compare|differ|better|worse|faster|slower|cheaper|beat|outperform)\b",
+    re.IGNORECASE)
+
+
 def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
     """A follow-up that leans on the conversation (and names no method of its own); not
     "Summarize every paper about diffusion models that …" after a question on SAFER: its
     "that" starts a clause, and a list whose "they" are its own papers stands alone."""
-    if not history or _NAMED.search(question):
-        return False
+    if not history or (_NAMED.search(question) and not _SET_AGAINST.search(question)):
+        return False  # a name of its own, unless "it" is set against it
     if not topic_terms(question):  # "why?", "tell me more", "how so?"
         return True
     if not _DEPENDENT.search(question):
