@@ -256,6 +256,25 @@ def test_a_paper_called_by_its_shouted_name_is_asked_about_by_name() -> None:
     assert low.support >= model.threshold
 
 
+def test_a_yes_no_question_is_about_the_paper_it_names_not_one_holding_its_other_name(
+        bundled_home, minilm) -> None:
+    """"was Avey-B evaluated on GLUE?" was answered "The abstract of Gradient Intrinsic
+    Dimensionality Alignment does not say yes or no …", quoting RaLoRA's GLUE result: the
+    question names Avey-B (a title that is its name), whose abstract never says GLUE."""
+    from assistant.text.mentions import short_names
+
+    assert short_names("Avey-B") == ["Avey-B"]
+    assert short_names("Transformers") == []  # one word, no capital inside: not a name
+    llm = FakeListChatModel(responses=["Yes, Avey-B was evaluated on GLUE [1]."])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    answer = assistant.ask("was Avey-B evaluated on GLUE?")
+    assert answer.abstained and answer.citations == (), answer.text
+    llm = FakeListChatModel(responses=["Yes, TEDM relies on an external noise schedule [1]."])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    held = assistant.ask("Does TEDM rely on an external noise schedule?")  # it holds the words
+    assert [c.title for c in held.citations] == [TEDM] and "avoiding external" in held.text
+
+
 def test_a_comparison_of_two_named_papers_shows_both_to_the_model(bundled_home,
                                                                    minilm) -> None:
     question = "What's the difference between GlowQ and RaLoRA?"

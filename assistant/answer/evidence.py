@@ -83,10 +83,14 @@ def _holds(source: Source, names: set[str]) -> bool:
 
 
 def asked_about(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
-    """The best-ranked source holding every name of the question, written out or not ("GP":
-    "Gaussian processes"), the first when it names none: the paper a yes/no question asks
-    about."""
-    return next((e for e in evidence if not unheld(question, [e.source])), None)
+    """The paper a yes/no question asks about: the one it calls by name, else the best-ranked
+    source holding every name of the question, written out or not ("GP": "Gaussian
+    processes"), the first when it names none; None when the paper it calls by name does not
+    hold them ("Was Avey-B evaluated on GLUE?" is not about the paper that says GLUE)."""
+    ids = {s.paper_id for s in called_by_name(question, [e.source for e in evidence])}
+    called = [e for e in evidence if e.source.paper_id in ids] or evidence
+    return next((e for e in called[:1 if ids else None] if not unheld(question, [e.source])),
+                None)
 
 
 def focus(question: str, sources: Sequence[Source]) -> Source | None:

@@ -34,12 +34,12 @@ def _words(text: str) -> list[str]:
 
 
 def short_names(title: str) -> list[str]:
-    """Names a paper goes by: the part of its title before a colon ("GlowQ") and acronyms
-    in parentheses ("NL-PDDL"), when they look like names (a capital after the first
-    letter, or a digit)."""
+    """Names a paper goes by: the part of its title before a colon ("GlowQ"), a title of two
+    words or fewer ("Avey-B") and acronyms in parentheses ("NL-PDDL"), when they look like
+    names (a capital after the first letter, or a digit)."""
     names = []
     head, colon, _ = title.partition(":")
-    if colon and 1 <= len(head.split()) <= 5:
+    if (colon and 1 <= len(head.split()) <= 5) or len(title.split()) <= 2:  # "Avey-B"
         names.append(head.strip())
     names += re.findall(r"\(([A-Za-z][\w\-]{1,20})\)", title)
     return [n for n in names if re.search(r".[A-Z0-9]", n) or len(n.split()) > 1]
