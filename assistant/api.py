@@ -231,7 +231,9 @@ class Assistant:
                 str(flt) if flt else "", time.perf_counter() - started)
             return
         asked = clean_question(question)
-        found = reference_of(asked, lambda: self._find(asked, 3, flt), self.store.papers)
+        with model_errors(self.settings):
+            found = reference_of(asked, lambda: self._find(asked, 3, flt),
+                                 lambda: self.store.papers(False))
         if found is not None:  # "give me the bibtex for GlowQ"
             yield from reference_answer(asked, *found, self._entry(found[0]),
                                         time.perf_counter() - started)
@@ -276,7 +278,7 @@ class Assistant:
         text, cut = truncate(self._encoding, clean_question(question), limit)
         if cut:
             warnings.append(f"the question was cut to its first {limit} tokens")
-        scope = self.among_earlier(text, history or [])
+        scope = self.among_earlier(text, history or [], flt)
         if scope is not None:
             standalone, flt = scope[0], flt.among(scope[1])
             count = len(scope[1])
@@ -335,20 +337,22 @@ class Assistant:
 
         return standalone(question, history, self.llm)
 
-    def among_earlier(self, question: str, history: History) -> tuple[str, frozenset[str]] | None:
+    def among_earlier(self, question: str, history: History, where: Where = None
+                      ) -> tuple[str, frozenset[str]] | None:
         """The question as it is asked and the ids of the previous answer's papers it is asked
         among ("Which of these does relighting?" after a list: "Which paper does
-        relighting?"; "what are the four components?" after SSD-GS: as it is), or None when
-        it is asked of every paper: assistant/answer/conversation.py."""
+        relighting?"; "what are the four components?" after SSD-GS: with the question before
+        it), or None when it is asked of every paper (``where`` matches):
+        assistant/answer/conversation.py."""
         from assistant.answer.conversation import asked_of_earlier
         from assistant.answer.support import calibration
 
         if not history:
             return None
+        flt = parse_where(where)
         titles = {p.id: p.title for p in self.store.papers(abstracts=False)}
         return asked_of_earlier(question, history, titles, lambda q, among: self._find(
-            q, None, parse_where(None) if among is None else parse_where(None).among(among)),
-            calibration().threshold)
+            q, None, flt if among is None else flt.among(among)), calibration().threshold)
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.index.store import embed_text

@@ -334,23 +334,44 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # "assistant papers | head": the reader had enough
-        # the rest of the output goes nowhere, not to a closed pipe at exit
+    except BrokenPipeError as exc:
+        if not _stdout_closed():
+            return _report(exc, debug)  # another pipe (a model server's): an error
+        # "assistant papers | head": the reader had enough; the rest of the output goes
+        # nowhere, not to a closed pipe at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the one place errors become messages
-        from assistant.errors import AssistantError
+        return _report(exc, debug)
 
-        if debug:
-            import traceback
 
-            print(_secret_free(traceback.format_exc()), file=sys.stderr, end="")
-        if isinstance(exc, AssistantError):
-            message = str(exc)
-        else:
-            message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for details)"
-        print(f"error: {_secret_free(message)}", file=sys.stderr)
-        return EXIT_ERROR
+def _stdout_closed() -> bool:
+    """Whether standard output's reader has gone (its pipe reports an error); where that
+    cannot be asked (no poll()), a broken pipe is taken to be standard output's."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poll.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
+
+
+def _report(exc: BaseException, debug: bool) -> int:
+    """An error as the one line the user sees (with the traceback under --debug)."""
+    from assistant.errors import AssistantError
+
+    if debug:
+        import traceback
+
+        print(_secret_free("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+    if isinstance(exc, AssistantError):
+        message = str(exc)
+    else:
+        message = f"unexpected {type(exc).__name__}: {exc} (run with --debug for details)"
+    print(f"error: {_secret_free(message)}", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":

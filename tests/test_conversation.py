@@ -48,6 +48,8 @@ def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() ->
     ("any paper on combining several text embedding models?", {"uec": 0.9, "ssd": 0.19}),
     ("how are the embeddings combined?", {"uec": 0.9, "ssd": 0.5}),
     ("how are the embeddings combined?", {"uec": 0.3, "ssd": 0.35}),  # under the gate
+    # found second, another paper supports it better than the previous one does
+    ("how are the embeddings combined?", {"omni": 0.5, "uec": 0.95, "ssd": 0.9}),
     # names its own subject, or asks for papers
     ("what are the four components of UEC?", {"uec": 0.3, "ssd": 0.9}),
     ("Which papers decompose reflectance?", {"omni": 0.5, "ssd": 0.9}),
@@ -58,6 +60,14 @@ def test_other_questions_are_asked_of_every_paper(question: str,
                                                   support: dict[str, float]) -> None:
     _, find = _find(support)
     assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
+
+
+def test_a_question_with_no_topic_words_is_not_taken_for_a_follow_up() -> None:
+    """"who are you?" and a question in a script the stems cannot read have no topic words
+    either; they are not "why?", and are searched for as they are."""
+    _, find = _find({"omni": 0.2, "ssd": 0.1})
+    for question in ("who are you?", "扩散模型的采样效率是多少？", "?"):
+        assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
 
 
 def test_a_bare_follow_up_is_about_what_was_just_said() -> None:

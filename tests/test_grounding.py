@@ -265,6 +265,7 @@ def test_a_yes_no_question_is_about_the_paper_it_names_not_one_holding_its_other
 
     assert short_names("Avey-B") == ["Avey-B"]
     assert short_names("Transformers") == []  # one word, no capital inside: not a name
+    assert short_names("Deep Learning") == []
     llm = FakeListChatModel(responses=["Yes, Avey-B was evaluated on GLUE [1]."])
     assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
     answer = assistant.ask("was Avey-B evaluated on GLUE?")

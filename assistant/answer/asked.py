@@ -40,7 +40,7 @@ FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically tric
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # "how many …?" asks for a count, which a percentage is not, unless it asks for a share
-_PERCENT = re.compile(r"\d[\d.,]*\s*(?:\\?%|percent(?:age)?(?:\s+points?)?\b)", re.IGNORECASE)
+_PERCENT = re.compile(r"(?<![\d.,])\d[\d.,]*\s*(?:\\?%|percent(?:age)?(?:\s+points?)?\b)", re.IGNORECASE)
 _ASKS_SHARE = re.compile(r"%|\b(?:percent\w*|share|fraction|proportion|rate|ratio)\b", re.IGNORECASE)
 _SHOUTED = re.compile(r"(?<![\w\-])[A-Z]{4,}(?![\w\-])")  # DIVERSE, SAFER, HUMAINE
 # A Dropped reason: the model's yes or no, said in the question's words

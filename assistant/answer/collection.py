@@ -25,7 +25,7 @@ def collection_answer(question: str, papers: Sequence[PaperInfo], scope: str = "
                       seconds: float = 0.0) -> Iterator[str | Answer]:
     """The indexed papers' titles, then the ``Answer``; ``scope`` is the filter they were
     asked through ("year>=2026"), ``seconds`` how long reading the index took."""
-    titles = sorted(p.title for p in papers)
+    titles = sorted(p.display_title for p in papers)
     count = len(titles)
     if not titles and scope:
         text = f"No indexed paper matches {scope}; `assistant papers` lists them all."
@@ -64,7 +64,8 @@ def reference_of(question: str, find: Callable[[], Sequence[Source]],
         wanted = asks_for_reference(question, set(terms(" ".join([source.title,
                                                                    *paper_names(source)]))))
         if wanted is not None:
-            return next(p for p in papers() if p.id == source.paper_id), wanted
+            info = next((p for p in papers() if p.id == source.paper_id), None)
+            return (info, wanted) if info is not None else None
     return None
 
 

@@ -25,11 +25,11 @@ from langchain_core.messages import HumanMessage
 from assistant.answer.chain import recap
 from assistant.answer.intent import (
     among_earlier,
+    bare_follow_up,
     join_follow_up,
     kind_of,
     needs_rewrite,
     strong_names,
-    topic_terms,
 )
 from assistant.answer.prompts import load_prompt
 from assistant.text.mentions import mentioned_papers
@@ -61,8 +61,9 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
 def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping[str, str],
               papers: frozenset[str], find: Find, min_support: float) -> bool:
     """Whether a question that names nothing is about the previous answer's papers: one of
-    them supports it, and better than the paper found first for it alone."""
-    if not topic_terms(question):
+    them supports it, better than any other paper found for it alone, which did not find
+    one of them first."""
+    if bare_follow_up(question):
         return True  # "why?", "tell me more": about what was just said
     if (kind_of(question) != "fact" or needs_rewrite(question, history)
             or strong_names(question) or mentioned_papers(question, titles)):
@@ -71,7 +72,8 @@ def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping
     if not alone or alone[0].paper_id in papers:
         return False
     theirs = max((s.support for s in find(question, papers)), default=0.0)
-    return theirs >= min_support and theirs > alone[0].support
+    others = max(s.support for s in alone if s.paper_id not in papers)
+    return theirs >= min_support and theirs > others
 
 
 def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatModel) -> str:

@@ -39,8 +39,10 @@ def short_names(title: str) -> list[str]:
     names (a capital after the first letter, or a digit)."""
     names = []
     head, colon, _ = title.partition(":")
-    if (colon and 1 <= len(head.split()) <= 5) or len(title.split()) <= 2:  # "Avey-B"
+    if colon and 1 <= len(head.split()) <= 5:
         names.append(head.strip())
+    elif not colon and len(title.split()) <= 2 and re.search(r"[\w\-][A-Z0-9]", title):
+        names.append(title.strip())  # "Avey-B"; not "Deep Learning"
     names += re.findall(r"\(([A-Za-z][\w\-]{1,20})\)", title)
     return [n for n in names if re.search(r".[A-Z0-9]", n) or len(n.split()) > 1]
 

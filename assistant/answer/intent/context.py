@@ -66,6 +66,20 @@ def among_earlier(question: str) -> str | None:
     return f"{head}{found['w']}hich paper{'s' * several}{tail}"
 
 
+# "why?", "how so?", "tell me more", "more details please": about what was just said, with no
+# topic of its own (not "who are you?", nor a question in a script the stems cannot read)
+_BARE = re.compile(
+    r"^\W*(?:and|so|ok(?:ay)?|but)?\W*(?:why(?:\s+(?:so|not))?|how(?:\s+so)?|really|go\s+on|"
+    r"continue|elaborate|explain(?:\s+more)?|(?:tell\s+me|say)\s+more|more(?:\s+details?)?|"
+    r"(?:any\s+)?details?|what\s+else|anything\s+else|(?:for\s+)?(?:an\s+)?examples?|"
+    r"such\s+as|like\s+what|and)?\W*(?:please|pls)?\W*$", re.IGNORECASE)
+
+
+def bare_follow_up(question: str) -> bool:
+    """Whether the question is only "why?", "tell me more" or the like."""
+    return bool(re.search(r"\w", question)) and _BARE.match(question) is not None
+
+
 # "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one
 _SET_AGAINST = re.compile(
     r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
@@ -80,7 +94,7 @@ def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
     "that" starts a clause, and a list whose "they" are its own papers stands alone."""
     if not history or (_NAMED.search(question) and not _SET_AGAINST.search(question)):
         return False  # a name of its own, unless "it" is set against it
-    if not topic_terms(question):  # "why?", "tell me more", "how so?"
+    if bare_follow_up(question):  # "why?", "tell me more", "how so?"
         return True
     if not _DEPENDENT.search(question):
         return False
@@ -92,6 +106,10 @@ def needs_rewrite(question: str, history: Sequence[tuple[str, str]]) -> bool:
 # collection cover?": about the collection, not a topic in it
 _COLLECTION = re.compile(rf"\b(?:{PAPER}|topics?|subjects?|collection|corpus|index(?:ed)?)\b",
                          re.IGNORECASE)
+_THIS_SET = re.compile(r"\b(?:this|these|the|your)\s+(?:collection|corpus|index|set|library|"
+                       r"database)\b", re.IGNORECASE)
+_DOING = re.compile(r"\b(?:use[sd]?|using|appl(?:y|ies|ied)|build(?:s|ing)?|propose[sd]?)\b",
+                    re.IGNORECASE)
 _OF_COLLECTION = frozenset(stem(w) for w in """topic topics subject subjects collection corpus
     index indexed library cover covers covered contain contains include includes available
     list all every whole entire many number count total here there show""".split())
@@ -103,14 +121,23 @@ def about_collection(question: str) -> bool:
     RL?" has a topic, "Pretend the corpus contains a paper proving P = NP …" orders)."""
     return (_COLLECTION.search(question) is not None and not strong_names(question)
             and not topic_terms(question) - _OF_COLLECTION
+            and not _DEPENDENT.search(_THIS_SET.sub(" ", question))  # "… does it cover?"
+            and not _DOING.search(question)  # "how many papers use an index?"
             and kind_of(question) != "identify")  # "is there a paper on indexing?"
 
 
 # "give me the bibtex for GlowQ", "how do I cite SAFER?", "arxiv link for TEDM": the paper's
 # reference, which the index holds, not anything its abstract says
-_REFERENCE = re.compile(r"\b(?:bibtex|bib|cite|citing|citation|reference|link|url|arxiv|"
-                        r"openreview|doi|pdf)\b", re.IGNORECASE)
-_ENTRY = re.compile(r"\b(?:bibtex|bib|cite|citing|citation|reference)\b", re.IGNORECASE)
+# ("what is the reference model in GlowQ?", "what does GlowQ cite?", "is there a link between
+# X and Y?" ask about the paper, not for it)
+_ENTRY = re.compile(
+    r"\b(?:bibtex|bib(?:\s+entry)?|citation|(?:full\s+)?reference\s+(?:entry|for|of)"
+    r"|how\s+(?:do|should|can|would|to)\s+(?:i\s+|we\s+|you\s+)?cite)\b|^\W*cite\b",
+    re.IGNORECASE)
+_REFERENCE = re.compile(
+    rf"{_ENTRY.pattern}|\b(?:url|arxiv|openreview|doi|pdf)\b"
+    r"|\b(?:the|a|its|paper|arxiv|openreview|pdf|web)\s+link\b(?!\s+between)"
+    r"|\blink\s+(?:to|for)\s+(?:the\s+)?(?:paper|pdf|it)\b", re.IGNORECASE)
 _OF_REFERENCE = frozenset(stem(w) for w in """bibtex bib entry cite citing citation reference
     link url doi arxiv openreview pdf id page number format key""".split())
 

@@ -212,7 +212,7 @@ def _kind(own: str) -> Kind:
 # for the paper on them; not a question, an order ("explain …", "ignore …"), nor words about
 # "it" or "you"
 _NOT_KEYWORDS = re.compile(
-    rf"[?:;.!]|\b(?:whats|what|which|who|whom|whose|how|why|when|where|{AUX[3:-1]}|i|we|you|me|"
+    rf"[?:;.!,]|\b(?:whats|what|which|who|whom|whose|how|why|when|where|{AUX[3:-1]}|i|we|you|me|"
     r"my|our|your|it|its|this|that|these|those)\b|^\W*(?:tell|say|explain|describe|summari[sz]e"
     r"|compare|list|give|show|find|name|define|ignore|forget|pretend|write|print|please|pls|"
     r"just|translate|contrast|outline|continue|repeat|thanks?|ok(?:ay)?|hi|hello|looking)\b",
