@@ -230,18 +230,15 @@ class Assistant:
                 p for p in self.store.papers(False) if flt.matches(p.__dict__)],
                 str(flt) if flt else "", time.perf_counter() - started)
             return
-        asked = clean_question(question)
-        with model_errors(self.settings):
-            found = reference_of(asked, lambda: self._find(asked, 3, flt),
-                                 lambda: self.store.papers(False))
-        if found is not None:  # "give me the bibtex for GlowQ"
-            yield from reference_answer(asked, *found, self._entry(found[0]),
-                                        time.perf_counter() - started)
-            return
         warnings: list[str] = []
         with model_errors(self.settings):
             standalone, sources, shown = self._read(question, history, k, flt, warnings)
         retrieved = time.perf_counter() - started
+        # "give me the bibtex for GlowQ"; in a chat "how do I cite it?", once rewritten
+        found = reference_of(standalone, lambda: sources[:3], lambda: self.store.papers(False))
+        if found is not None:
+            yield from reference_answer(standalone, *found, self._entry(found[0]), retrieved)
+            return
         fitted = calibration()
         config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
                               focus_tokens=self.settings.answer.focus_tokens,

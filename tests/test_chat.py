@@ -181,6 +181,26 @@ def test_a_nameless_question_the_previous_paper_answers_is_asked_of_it(bundled_h
     assert "subsurface scattering [1]" in second and f"[1] {SSD_GS}" in second
 
 
+def test_how_do_i_cite_it_gives_the_papers_entry_from_the_index(bundled_home, minilm) -> None:
+    """"how do I cite it?" after GlowQ, in the chat and through ``ask(history=...)`` (it was
+    looked for before the rewrite there, and the model wrote an entry): rewritten with GlowQ,
+    then answered with its link and BibTeX entry from the index."""
+    first = position(bundled_home, minilm, "What is GlowQ?", GLOWQ)
+    replies = [f"GlowQ is a group-shared low-rank approximation for quantized LLMs [{first}].",
+               "Standalone: How do I cite GlowQ?"]
+    code, out, llm = chat(bundled_home, minilm, replies, ["What is GlowQ?", "how do I cite it?"])
+    assert code == 0 and len(llm.prompts) == 2  # the answer, the rewrite: no third call
+    second = out.split("> how do I cite it?\n")[1]
+    assert second.startswith("↳ How do I cite GlowQ?\n")
+    assert f"{GLOWQ} [1]: https://arxiv.org/abs/2603.25385." in second
+    assert "@inproceedings{" in second and f"[1] {GLOWQ}" in second
+    llm = Recording(responses=["Standalone: How do I cite GlowQ?", "@misc{made_up}"])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    answer = assistant.ask("how do I cite it?", history=[("What is GlowQ?", replies[0])])
+    assert answer.text.startswith(f"{GLOWQ} [1]: https://arxiv.org/abs/2603.25385.")
+    assert "made_up" not in answer.text and len(llm.prompts) == 1
+
+
 def test_a_filter_among_papers_retrieves_only_them_and_none_is_an_error(bundled_home,
                                                                         minilm) -> None:
     from assistant.errors import InputError
