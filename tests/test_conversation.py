@@ -53,13 +53,19 @@ def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() ->
     # names its own subject, or asks for papers
     ("what are the four components of UEC?", {"uec": 0.3, "ssd": 0.9}),
     ("Which papers decompose reflectance?", {"omni": 0.5, "ssd": 0.9}),
-    # found first on its own anyway: nothing to change
-    ("what are the four components?", {"ssd": 0.9, "omni": 0.5}),
 ])
 def test_other_questions_are_asked_of_every_paper(question: str,
                                                   support: dict[str, float]) -> None:
     _, find = _find(support)
     assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
+
+
+def test_a_question_that_finds_the_previous_paper_first_is_still_asked_with_it() -> None:
+    """"and the results?" after TEDM finds TEDM first on its own, but alone it is about
+    nothing (it was refused before the model): it is asked with the question before it."""
+    _, find = _find({"ssd": 0.92, "omni": 0.2})
+    assert asked_of_earlier("and the results?", HISTORY, TITLES, find, GATE) == (
+        "and the results? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
 
 
 def test_a_question_with_no_topic_words_is_not_taken_for_a_follow_up() -> None:

@@ -61,18 +61,18 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
 def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping[str, str],
               papers: frozenset[str], find: Find, min_support: float) -> bool:
     """Whether a question that names nothing is about the previous answer's papers: one of
-    them supports it, better than any other paper found for it alone, which did not find
-    one of them first."""
+    them supports it, better than any other paper found for it alone (found first or not:
+    "and the results?" after TEDM finds TEDM, but alone it is about nothing)."""
     if bare_follow_up(question):
         return True  # "why?", "tell me more": about what was just said
     if (kind_of(question) != "fact" or needs_rewrite(question, history)
             or strong_names(question) or mentioned_papers(question, titles)):
         return False  # asks for papers, leans on "it" (rewritten), or names its own subject
     alone = find(question, None)
-    if not alone or alone[0].paper_id in papers:
+    if not alone:
         return False
     theirs = max((s.support for s in find(question, papers)), default=0.0)
-    others = max(s.support for s in alone if s.paper_id not in papers)
+    others = max((s.support for s in alone if s.paper_id not in papers), default=0.0)
     return theirs >= min_support and theirs > others
 
 
