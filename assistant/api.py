@@ -225,8 +225,8 @@ class Assistant:
         from assistant.server_errors import model_errors
 
         started = time.perf_counter()
-        if about_collection(clean_question(question)):  # "what papers do you have?"
-            yield from collection_answer(clean_question(question), [
+        if about_collection(asked := clean_question(question)):  # "what papers do you have?"
+            yield from collection_answer(asked, [
                 p for p in self.store.papers(False) if flt.matches(p.__dict__)],
                 str(flt) if flt else "", time.perf_counter() - started)
             return
@@ -235,7 +235,7 @@ class Assistant:
             standalone, sources, shown = self._read(question, history, k, flt, warnings)
         retrieved = time.perf_counter() - started
         # "give me the bibtex for GlowQ"; in a chat "how do I cite it?", once rewritten
-        found = reference_of(standalone, lambda: sources[:3], lambda: self.store.papers(False))
+        found = reference_of(standalone, sources[:3], self.store.first_chunks)
         if found is not None:
             yield from reference_answer(standalone, *found, self._entry(found[0]), retrieved)
             return
@@ -347,9 +347,10 @@ class Assistant:
         if not history:
             return None
         flt = parse_where(where)
-        titles = {p.id: p.title for p in self.store.papers(abstracts=False)}
-        return asked_of_earlier(question, history, titles, lambda q, among: self._find(
-            q, None, flt if among is None else flt.among(among)), calibration().threshold)
+        return asked_of_earlier(
+            question, history, lambda: {p.id: p.title for p in self.store.papers(False)},
+            lambda q, among: self._find(q, None, flt if among is None else flt.among(among)),
+            calibration().threshold)
 
     def _passage_vectors(self, source: Source, passages: Sequence[str]) -> list[list[float]]:
         from assistant.index.store import embed_text

@@ -15,6 +15,10 @@ TITLES = {
     "omni": "TimeOmni-1: Incentivizing Complex Reasoning with Time Series in LLMs",
     "uec": "Uncertainty-driven Embedding Convolution",
 }
+def titles() -> dict[str, str]:
+    return TITLES
+
+
 HISTORY = [("tell me about SSD-GS", "SSD-GS is a physically-based relighting framework [1].")]
 GATE = 0.4
 
@@ -36,7 +40,7 @@ def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() ->
     """"what are the four components?" finds TimeOmni-1 first on its own; SSD-GS, the paper
     just discussed, supports it better: it is asked of SSD-GS, with the earlier question."""
     calls, find = _find({"omni": 0.69, "ssd": 0.92, "uec": 0.1})
-    asked = asked_of_earlier("what are the four components?", HISTORY, TITLES, find, GATE)
+    asked = asked_of_earlier("what are the four components?", HISTORY, titles, find, GATE)
     assert asked == ("what are the four components? (follow-up to: tell me about SSD-GS)",
                      frozenset({"ssd"}))
     assert calls == [("what are the four components?", None),
@@ -57,14 +61,14 @@ def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() ->
 def test_other_questions_are_asked_of_every_paper(question: str,
                                                   support: dict[str, float]) -> None:
     _, find = _find(support)
-    assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
+    assert asked_of_earlier(question, HISTORY, titles, find, GATE) is None
 
 
 def test_a_question_that_finds_the_previous_paper_first_is_still_asked_with_it() -> None:
     """"and the results?" after TEDM finds TEDM first on its own, but alone it is about
     nothing (it was refused before the model): it is asked with the question before it."""
     _, find = _find({"ssd": 0.92, "omni": 0.2})
-    assert asked_of_earlier("and the results?", HISTORY, TITLES, find, GATE) == (
+    assert asked_of_earlier("and the results?", HISTORY, titles, find, GATE) == (
         "and the results? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
 
 
@@ -73,23 +77,23 @@ def test_a_question_with_no_topic_words_is_not_taken_for_a_follow_up() -> None:
     either; they are not "why?", and are searched for as they are."""
     _, find = _find({"omni": 0.2, "ssd": 0.1})
     for question in ("who are you?", "扩散模型的采样效率是多少？", "?"):
-        assert asked_of_earlier(question, HISTORY, TITLES, find, GATE) is None
+        assert asked_of_earlier(question, HISTORY, titles, find, GATE) is None
 
 
 def test_a_bare_follow_up_is_about_what_was_just_said() -> None:
     """"why?" has no topic of its own: it is asked of the previous answer's paper, whatever
     the search finds for the word alone."""
     _, find = _find({"omni": 0.2, "ssd": 0.1})
-    assert asked_of_earlier("why?", HISTORY, TITLES, find, GATE) == (
+    assert asked_of_earlier("why?", HISTORY, titles, find, GATE) == (
         "why? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
 
 
 def test_of_these_is_asked_among_the_listed_papers_and_nothing_without_history() -> None:
     listed = [("Which papers use 3D Gaussians?", f"{TITLES['ssd']}; {TITLES['uec']} [1][2].")]
     _, find = _find({"ssd": 0.9})
-    assert asked_of_earlier("Which of these does relighting?", listed, TITLES, find, GATE) == (
+    assert asked_of_earlier("Which of these does relighting?", listed, titles, find, GATE) == (
         "Which paper does relighting?", frozenset({"ssd", "uec"}))
-    assert asked_of_earlier("what are the four components?", [], TITLES, find, GATE) is None
+    assert asked_of_earlier("what are the four components?", [], titles, find, GATE) is None
     abstained = [("tell me about X", "The indexed papers do not cover this question.")]
-    assert asked_of_earlier("what are the four components?", abstained, TITLES, find,
+    assert asked_of_earlier("what are the four components?", abstained, titles, find,
                             GATE) is None

@@ -9,10 +9,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from assistant.answer.intent import asks_for_reference
-from assistant.index.paper_info import PaperInfo
+from assistant.index.paper_info import PaperInfo, paper_info
 from assistant.text.mentions import paper_names
 from assistant.text.stems import terms
 from assistant.types import Answer, Citation, Source, Timings
@@ -53,19 +54,21 @@ def link(paper: PaperInfo) -> str | None:
     return paper.url or (f"https://doi.org/{paper.doi}" if paper.doi else None)
 
 
-def reference_of(question: str, find: Callable[[], Sequence[Source]],
-                 papers: Callable[[], Sequence[PaperInfo]]) -> tuple[PaperInfo, str] | None:
+def reference_of(question: str, found: Sequence[Source],
+                 first_chunks: Callable[[list[str]], Mapping[str, dict[str, Any]]]
+                 ) -> tuple[PaperInfo, str] | None:
     """(the paper, "entry" or "link") when the question asks for one paper's reference and
-    nothing else (``intent.asks_for_reference``), the paper among the few ``find`` retrieves
-    whose title and names hold every other word the question gives; else None."""
+    nothing else (``intent.asks_for_reference``), the paper among the few ``found`` for it
+    whose title and names hold every other word the question gives (its record read by
+    ``first_chunks``, as ``Store.first_chunks``); else None."""
     if asks_for_reference(question, set(terms(question))) is None:
         return None  # (its own words as the paper's: whether it could be one at all)
-    for source in find():
+    for source in found:
         wanted = asks_for_reference(question, set(terms(" ".join([source.title,
                                                                    *paper_names(source)]))))
         if wanted is not None:
-            info = next((p for p in papers() if p.id == source.paper_id), None)
-            return (info, wanted) if info is not None else None
+            first = first_chunks([source.paper_id]).get(source.paper_id)
+            return (paper_info(first, ""), wanted) if first is not None else None
     return None
 
 

@@ -7,9 +7,9 @@ and they answer it best.
 - "what are the four components?" right after an answer about SSD-GS names no paper, and on
   its own it finds the paper whose components are best known to the search (TimeOmni-1's);
   SSD-GS supports it better (its abstract: "decomposes reflectance into four components"), so
-  it is asked of SSD-GS, together with the question before it (``intent.join_follow_up``). A question the previous paper does not support ("any paper on
-  combining text embedding models?" after SSD-GS) is a new topic, and so is one that names a
-  paper or asks for papers.
+  it is asked of SSD-GS, together with the question before it (``intent.join_follow_up``). A
+  question the previous paper does not support ("any paper on combining text embedding
+  models?" after SSD-GS) is a new topic, and so is one that names a paper or asks for papers.
 
 The user is told which papers it was asked of (``api.Assistant._read``'s warning).
 """
@@ -40,34 +40,38 @@ Find = Callable[[str, frozenset[str] | None], Sequence[Source]]
 
 
 def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
-                     titles: Mapping[str, str], find: Find,
+                     titles: Callable[[], Mapping[str, str]], find: Find,
                      min_support: float) -> tuple[str, frozenset[str]] | None:
     """(the question as it is asked, the ids of the previous answer's papers it is asked
-    among), or None when it is asked of every paper. ``titles`` maps every paper's id to its
-    title; ``min_support`` is the support a paper needs to answer (the calibrated gate)."""
+    among), or None when it is asked of every paper. ``titles`` gives every paper's id and
+    title (read only when the question may be asked among them); ``min_support`` is the
+    support a paper needs to answer (the calibrated gate)."""
     if not history:
         return None
-    papers = frozenset(mentioned_papers(history[-1][1], titles))  # by title or short name
+    asked = among_earlier(question)
+    bare = asked is None and bare_follow_up(question)
+    if asked is None and not bare and (
+            kind_of(question) != "fact" or needs_rewrite(question, history)
+            or strong_names(question)):
+        return None  # asks for papers, leans on "it" (rewritten), or names its own subject
+    names = titles()
+    papers = frozenset(mentioned_papers(history[-1][1], names))  # by title or short name
     if not papers:
         return None
-    asked = among_earlier(question)
     if asked is not None:
         return asked, papers
-    if _leans_on(question, history, titles, papers, find, min_support):
+    if bare or _leans_on(question, names, papers, find, min_support):
         return join_follow_up(question, history[-1][0]), papers
     return None
 
 
-def _leans_on(question: str, history: Sequence[tuple[str, str]], titles: Mapping[str, str],
-              papers: frozenset[str], find: Find, min_support: float) -> bool:
-    """Whether a question that names nothing is about the previous answer's papers: one of
-    them supports it, better than any other paper found for it alone (found first or not:
+def _leans_on(question: str, titles: Mapping[str, str], papers: frozenset[str], find: Find,
+              min_support: float) -> bool:
+    """Whether a fact question that names nothing is about the previous answer's papers: one
+    of them supports it, better than any other paper found for it alone (found first or not:
     "and the results?" after TEDM finds TEDM, but alone it is about nothing)."""
-    if bare_follow_up(question):
-        return True  # "why?", "tell me more": about what was just said
-    if (kind_of(question) != "fact" or needs_rewrite(question, history)
-            or strong_names(question) or mentioned_papers(question, titles)):
-        return False  # asks for papers, leans on "it" (rewritten), or names its own subject
+    if mentioned_papers(question, titles):
+        return False  # calls a paper by its title
     alone = find(question, None)
     if not alone:
         return False
