@@ -29,7 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from assistant import resources  # noqa: E402
-from assistant.answer.support import FEATURES, Calibration, features, named  # noqa: E402
+from assistant.answer.support import (  # noqa: E402
+    FEATURES,
+    Calibration,
+    features,
+    named,
+    own_names,
+)
 from assistant.api import Assistant  # noqa: E402
 from assistant.eval.questions import Question, load_questions  # noqa: E402
 
@@ -40,9 +46,10 @@ def rows(assistant: Assistant, questions: list[Question], k: int) -> list[dict]:
     for q in questions:
         text = q.joined()
         sources = assistant.retriever.retrieve(text, k)
+        own = own_names(sources)
         papers = [
             {"paper_id": s.paper_id, "gold": s.paper_id in q.gold, "named": named(text, s),
-             "features": features(text, s, assistant.retriever.rarity)}
+             "features": features(text, s, assistant.retriever.rarity, own)}
             for s in sources
         ]
         out.append({"id": q.id, "type": q.kind, "answerable": not q.expect_abstain,

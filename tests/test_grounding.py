@@ -160,6 +160,30 @@ def test_coverage_is_lower_for_a_near_miss_than_for_the_real_question(bundled_ho
     assert real.support > miss.support > 0
 
 
+def test_a_question_saying_rl_is_covered_by_an_abstract_saying_reinforcement_learning() -> None:
+    from assistant.answer.support import features
+
+    source = Source(paper_id="p", title="Optimal coalition structures", score=1.0,
+                    text="We use deep reinforcement learning to find coalitions.")
+    found = features("which paper uses deep RL to form coalitions?", source, lambda t: 1.0)
+    assert found["names"] == 1.0
+    assert features("which paper uses deep GNN to form coalitions?", source,
+                    lambda t: 1.0)["names"] == 0.0
+
+
+def test_a_papers_own_name_is_not_an_acronym_another_abstract_writes_out() -> None:
+    from assistant.answer.support import features, own_names
+
+    mvr = Source(paper_id="m", title="MVR: Multi-view Video Reward Shaping", score=1.0,
+                 text="We present MVR, which shapes rewards from videos.")
+    other = Source(paper_id="o", title="Agentic Predictor", score=1.0,
+                   text="It learns a multi-view representation of workflows.")
+    question = "On which benchmarks was MVR evaluated?"
+    assert features(question, other, lambda t: 1.0)["names"] == 1.0  # alone: written out
+    assert features(question, other, lambda t: 1.0, own_names([mvr, other]))["names"] == 0.0
+    assert features(question, mvr, lambda t: 1.0, own_names([mvr, other]))["names"] == 1.0
+
+
 @pytest.mark.parametrize(("question", "reply", "kept"), [
     ("Which dataset does DrPose train on?",
      "DrPose trains on a dataset of human poses paired with images [1].", False),

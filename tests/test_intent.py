@@ -105,6 +105,15 @@ KINDS = [
     ("llm leaderboard demographics", "identify"),
     ("gflownet multi-agent reinforcement learning", "identify"),
     ("GlowQ memory overhead", "identify"),
+    # a request written as a fragment
+    ("paper about splitting agents into the best teams using deep RL?", "identify"),
+    ("any work on adapting a deployed model without backprop", "identify"),
+    ("papers on test-time adaptation?", "list"),
+    ("paper on GlowQ: what memory does it save?", "fact"),
+    ("who estimates bounds on a policy's value when there are hidden confounders?", "identify"),
+    ("who uses CMA-ES to explore a Rashomon set?", "identify"),
+    ("who wrote GlowQ?", "fact"),
+    ("who does HUMAINE recruit?", "fact"),
     # a fact is
     ("What reward does DrPose maximize?", "fact"),
     ("whats the uncertanty used for in UEC", "fact"),

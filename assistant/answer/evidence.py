@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
-from assistant.answer.support import called_by_name
+from assistant.answer.support import called_by_name, own_names
 from assistant.config import AnswerSettings
 from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
@@ -19,6 +19,7 @@ from assistant.text.sentences import (
     question_names,
     spelled_out,
     typo_of,
+    written_out,
 )
 from assistant.types import Source
 
@@ -75,11 +76,15 @@ def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     return found
 
 
-def _holds(source: Source, names: set[str]) -> bool:
+def _holds(source: Source, names: set[str], question: str,
+           own: frozenset[str] = frozenset()) -> bool:
     """Whether each of ``names`` is a word of the source's title or text ("rl" is not in
-    "world")."""
+    "world"), or an acronym of the question it writes out ("deep RL": "deep reinforcement
+    learning") that is none of the papers' ``own`` names (MVR)."""
     haystack = normalise(f"{source.title} {source.text}")
-    return all(mentions(haystack, name) for name in names)
+    return all(mentions(haystack, name)
+               or (name not in own and written_out(question, name, haystack))
+               for name in names)
 
 
 def asked_about(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
@@ -105,7 +110,8 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     names = question_names(question)
     if not names:
         return None
-    holders = [s for s in sources if _holds(s, names)]
+    own = own_names(sources)
+    holders = [s for s in sources if _holds(s, names, question, own)]
     return holders[0] if len(holders) == 1 else None
 
 
@@ -129,7 +135,8 @@ def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     names = question_names(question)
     if not names:
         return None
-    return next((e for e in evidence if _holds(e.source, names)), None)
+    own = own_names([e.source for e in evidence])
+    return next((e for e in evidence if _holds(e.source, names, question, own)), None)
 
 
 def format_sources(evidence: Sequence[Evidence]) -> str:

@@ -35,6 +35,7 @@ from assistant.text.sentences import (
     normalise,
     question_names,
     without_instructions,
+    written_out,
 )
 from assistant.text.stems import stem, terms
 from assistant.types import Source
@@ -88,9 +89,16 @@ def _has_term(term: str, words: set[str]) -> bool:
     return any(len(w) >= need and w[:need] == term[:need] for w in words)
 
 
-def features(question: str, source: Source, rarity: Callable[[str], float]) -> dict[str, float]:
+def own_names(sources: Sequence[Source]) -> frozenset[str]:
+    """The papers' own names (MVR, PEA), normalised: such a name asks for its paper, and is
+    not read as an acronym another abstract writes out ("multi-view representation")."""
+    return frozenset(normalise(n) for s in sources for n in paper_names(s))
+
+
+def features(question: str, source: Source, rarity: Callable[[str], float],
+             own: frozenset[str] = frozenset()) -> dict[str, float]:
     """The four measurements of one paper against one question (from what retrieval read:
-    no store is touched)."""
+    no store is touched); ``own``: the retrieved papers' own names (``own_names``)."""
     text = f"{source.title} {source.text}"
     words = set(terms(text))
     topic = topic_terms(question)
@@ -101,7 +109,8 @@ def features(question: str, source: Source, rarity: Callable[[str], float]) -> d
     covered = sum(w for t, w in weight.items() if _has_term(t, words) or t in typos)
     names = question_names(question)
     flat = normalise(text)
-    found = sum(1 for n in names if mentions(flat, n) or n in flat)
+    found = sum(1 for n in names if mentions(flat, n) or n in flat
+                or (n not in own and written_out(question, n, flat)))
     most = sum(rarity(t) for t in set(terms(question))) or 1.0
     return {
         "dense": source.dense,
@@ -162,7 +171,8 @@ def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[st
     question names is supported at least at the threshold; when it names several papers one
     each, each of them also at the share of the best paper's support that keeps it beside it."""
     model = model or calibration()
-    scored = [model.score(features(question, source, rarity)) for source in sources]
+    own = own_names(sources)
+    scored = [model.score(features(question, source, rarity, own)) for source in sources]
     each = named_each(question, sources)
     # beside the best paper as its support is kept (to 4 places): rounded up, not away
     beside = math.ceil(model.relative * round(max(scored, default=0.0), 4) * 1e4) / 1e4

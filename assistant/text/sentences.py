@@ -118,6 +118,14 @@ def spelled_out(acronym: str, text: str) -> bool:
         for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
 
 
+def written_out(question: str, name: str, text: str) -> bool:
+    """Whether lower-cased ``text`` writes out in words an acronym the question gives as
+    ``name`` (normalised): "deep RL" of an abstract that says only "deep reinforcement
+    learning", "GNNs" of "graph neural network"."""
+    return any(normalise(a) == name and spelled_out(a, text)
+               for a in re.findall(r"\b[A-Z]{2,6}s?\b", question))
+
+
 def defined(acronym: str, texts: Iterable[str]) -> set[str]:
     """What ``texts`` say ``acronym`` stands for where they define it, in lower case:
     "reinforcement learning" for "rl" from "… via reinforcement learning (RL) …", "large

@@ -74,7 +74,13 @@ _IDENTIFY = re.compile(
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{PAPER}\b"
-    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
+    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b"
+    # "who estimates policy values under hidden confounding?": who does it is a paper
+    r"|^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
+    # "paper about splitting agents into teams?": a request written as a fragment
+    rf"|^\W*(?:(?:a|an|any|some)\s+)?(?:paper|work|study|article|research)\s+(?:about|on|that"
+    r"|which|where|for|with|using|doing|proposing|showing|studying|tackling|addressing)\b"
+    r"(?!.*\b(?:what|which|how|why|who|when|where)\b)", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
