@@ -97,3 +97,24 @@ def test_of_these_is_asked_among_the_listed_papers_and_nothing_without_history()
     abstained = [("tell me about X", "The indexed papers do not cover this question.")]
     assert asked_of_earlier("what are the four components?", abstained, titles, find,
                             GATE) is None
+
+
+def test_a_previous_answer_naming_its_paper_by_the_abstracts_name_is_that_papers() -> None:
+    """"JOSH is an optimization-based method …": the title says "Joint Optimization …", the
+    abstract "we propose JOSH"; "is the code out?" is asked of JOSH."""
+    josh = Source("josh", "Joint Optimization for 4D Human-Scene Reconstruction in the Wild",
+                  "In this work, we propose JOSH, a novel optimization-based method.", 0.0,
+                  support=0.94)
+    other = Source("agent", "Agentic Predictor", "It encodes code and prompts.", 0.0,
+                   support=0.90)
+
+    def find(question: str, among: frozenset[str] | None) -> Sequence[Source]:
+        return [s for s in (josh, other) if among is None or s.paper_id in among]
+
+    history = [("what does JOSH do?", "JOSH is an optimization-based method for 4D human-scene "
+                                      "reconstruction from monocular videos [1].")]
+    asked = asked_of_earlier("is the code out?", history, lambda: {}, find, GATE)
+    assert asked == ("is the code out? (follow-up to: what does JOSH do?)", frozenset({"josh"}))
+    # an answer that names no paper leans on none
+    refused = [("what does JOSH do?", "The indexed papers do not cover this question.")]
+    assert asked_of_earlier("is the code out?", refused, lambda: {}, find, GATE) is None

@@ -32,7 +32,7 @@ from assistant.answer.intent import (
     strong_names,
 )
 from assistant.answer.prompts import load_prompt
-from assistant.text.mentions import mentioned_papers
+from assistant.text.mentions import has_name, mentioned_papers, paper_names
 from assistant.types import Source
 
 # the papers found for a question, with how well each supports it: among these ids when given
@@ -55,7 +55,9 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
             or strong_names(question)):
         return None  # asks for papers, leans on "it" (rewritten), or names its own subject
     names = titles()
-    papers = frozenset(mentioned_papers(history[-1][1], names))  # by title or short name
+    said = history[-1][1]
+    # by title or short name, else by the name an abstract gives ("JOSH is …")
+    papers = frozenset(mentioned_papers(said, names)) or _called_in(said, find)
     if not papers:
         return None
     if asked is not None:
@@ -63,6 +65,14 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
     if bare or _leans_on(question, names, papers, find, min_support):
         return join_follow_up(question, history[-1][0]), papers
     return None
+
+
+def _called_in(answer: str, find: Find) -> frozenset[str]:
+    """The papers an answer calls by the names their abstracts give them ("JOSH is an
+    optimisation-based method …": the title says "Joint Optimization …"), among those found
+    for the answer itself."""
+    return frozenset(s.paper_id for s in find(answer, None)
+                     if any(has_name(answer, n) for n in paper_names(s)))
 
 
 def _leans_on(question: str, titles: Mapping[str, str], papers: frozenset[str], find: Find,
