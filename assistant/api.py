@@ -268,6 +268,7 @@ class Assistant:
         question as the model is shown it when that differs: with what it says to leave
         out); what was read differently from what was typed is added to ``warnings``."""
         from assistant.answer.evidence import recased, respelled
+        from assistant.answer.language import read_in_english
         from assistant.ingest.tokens import truncate
         from assistant.text.sentences import without_instructions, without_style
 
@@ -275,6 +276,8 @@ class Assistant:
         text, cut = truncate(self._encoding, clean_question(question), limit)
         if cut:
             warnings.append(f"the question was cut to its first {limit} tokens")
+        text, read = read_in_english(text, self.llm)  # "Qu'est-ce que GlowQ ?"
+        warnings.extend([read] if read else [])
         scope = self.among_earlier(text, history or [], flt)
         if scope is not None:
             standalone, flt = scope[0], flt.among(scope[1])

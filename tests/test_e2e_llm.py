@@ -188,3 +188,14 @@ def test_embedded_model_writing_a_line_again_is_stopped(bundled_home, minilm,
     assert answer.usage.prompt_tokens > 300
     assert 0 < answer.usage.completion_tokens < 80, answer.dropped
     assert any(d.reason == "repeats an earlier sentence" for d in answer.dropped)
+
+
+def test_cli_reads_a_question_in_french_in_english_and_answers_it(cli_env) -> None:
+    """"Qu'est-ce que GlowQ ?" was answered in French, every sentence dropped as not close to
+    the English abstract, and the user told the papers do not cover GlowQ."""
+    result = run_cli("ask", "Qu'est-ce que GlowQ ?", "--json", env=cli_env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["abstained"] is False, data
+    assert data["citations"][0]["title"].startswith("GlowQ")
+    assert any("read in English" in w for w in data["warnings"]), data["warnings"]

@@ -16,6 +16,7 @@ VARIABLES: dict[str, frozenset[str]] = {
     # a comparison answered one paper at a time, when the whole answer was dropped
     "answer_each": frozenset({"sources", "question", "paper", "number"}),
     "rewrite": frozenset({"history", "question"}),
+    "translate": frozenset({"question"}),  # a question in another language, into English
     "baseline": frozenset({"context", "question"}),  # the evaluation's tutorial pipeline
     "judge": frozenset({"title", "abstract", "question"}),  # does this paper answer it?
     "judge_second": frozenset({"title", "abstract", "question"}),  # asked another way
