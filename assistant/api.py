@@ -240,22 +240,14 @@ class Assistant:
             yield from reference_answer(standalone, *found, self._entry(found[0]), retrieved)
             return
         fitted = calibration()
-        config = AnswerConfig(context_tokens=self.settings.answer.context_tokens,
-                              focus_tokens=self.settings.answer.focus_tokens,
-                              quote_sentences=self.settings.answer.quote_sentences,
-                              min_support=fitted.threshold,
-                              relative_support=fitted.relative,
-                              judge_threshold=fitted.judge,
-                              judge_on=fitted.judge_on,
-                              judge_within=fitted.judge_within,
-                              verdict_threshold=fitted.verdict,
-                              list_threshold=fitted.listed)
+        config = AnswerConfig.fitted(self.settings.answer, fitted)
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
-                judge=self.judge if max(fitted.judge, fitted.verdict, fitted.listed) > 0
+                judge=self.judge if max(fitted.judge, fitted.verdict, fitted.listed,
+                                        fitted.polarity) > 0
                 else None,
                 enc=self._encoding, config=config,
                 model=model_label(self.llm), warnings=warnings, started=started,

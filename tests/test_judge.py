@@ -412,3 +412,39 @@ def test_a_list_is_written_when_the_model_cannot_say_how_sure_it_is(bundled_home
     answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(LIST)
     assert any("belongs in the answer" in p for p in llm.prompts)
     assert not answer.abstained and answer.text.startswith("GlowQ")
+
+
+class ReadsPolarity(WritesAndJudges):
+    """Writes its reply; P(yes) ``p_yes`` to the polarity prompt, 0.9 to every other judge."""
+
+    def yes_probability(self, messages: list[BaseMessage]) -> float:
+        text = str(messages[-1].content)
+        self.prompts.append(text)
+        return self.p_yes if "is the answer to the question yes or no" in text else 0.9
+
+
+@pytest.mark.parametrize(("p_yes", "kept"), [(0.3, False), (0.9, True)])
+def test_an_answer_whose_yes_the_abstract_does_not_give_is_not_shown(
+        bundled_home, minilm, p_yes, kept) -> None:
+    """"Does Qflex reduce the dimensionality of the action space?" was answered "Yes, Qflex
+    reduces the dimensionality … by exploring directly in the native high-dimensional action
+    space": its words are all the abstract's, its yes is wrong. The answer is held back until
+    the model, reading the abstract again, gives the same yes (shown then) or not (dropped,
+    never streamed; the abstract's own sentences answer)."""
+    from assistant.answer.polarity import CONTRADICTS
+
+    question = "Does Qflex reduce the dimensionality of the action space?"
+    said = ("Yes, Qflex reduces the dimensionality of the action space by conducting "
+            "exploration directly in the native high-dimensional action space [1].")
+    llm = ReadsPolarity(responses=[said], p_yes=p_yes, prompts=[])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    response = assistant.stream(question)
+    shown = "".join(response)  # what the user saw, as it came
+    answer = response.answer
+    assert [p for p in llm.prompts if "is the answer to the question yes or no" in p]
+    if kept:
+        assert answer.text.startswith("Yes, Qflex reduces") and "Yes, Qflex" in shown
+    else:
+        assert "Yes, Qflex" not in shown and "Yes, Qflex" not in answer.text
+        assert answer.text.startswith("The abstract of Qflex does not say yes or no")
+        assert any(d.reason.startswith(CONTRADICTS) for d in answer.dropped)

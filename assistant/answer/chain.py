@@ -20,7 +20,7 @@ from assistant.answer.evidence import (
     named_paper,
     unheld,
 )
-from assistant.answer.excerpts import EmbedMany, select_excerpts
+from assistant.answer.excerpts import EmbedMany, remembered, select_excerpts, without_orders
 from assistant.answer.intent import (
     asking,
     asks_for_papers,
@@ -30,13 +30,13 @@ from assistant.answer.intent import (
     identifies,
     ranks,
 )
+from assistant.answer.polarity import CONTRADICTS, contradicted
 from assistant.answer.prompts import load_prompt
 from assistant.answer.quotes import each_paper, quote_under
 from assistant.answer.support import backing as supporting
 from assistant.answer.support import named_each
 from assistant.answer.writing import UNNAMED, Render, Writer
 from assistant.ingest.tokens import count_tokens
-from assistant.text.sentences import without_instructions
 from assistant.types import Answer, Dropped, Source, Timings, Usage
 
 if TYPE_CHECKING:
@@ -68,14 +68,6 @@ def _judged(item: Evidence, config: AnswerConfig,
     return replace(item.source, passages=(text,))
 
 
-def _without_orders(source: Source) -> Source:
-    passages = tuple(p for p in map(without_instructions, source.passages) if p.strip())
-    text = without_instructions(source.text)
-    if passages == source.passages and text == source.text:
-        return source
-    return replace(source, passages=passages, text=text)
-
-
 def generate(
     question: str,
     sources: Sequence[Source],
@@ -98,7 +90,7 @@ def generate(
     """Stream checked sentences of the answer as they complete, then the final Answer;
     ``shown``: the question as the model reads it, when not ``question`` (which is what is
     checked): with what it says to leave out."""
-    embed_many = _remembered(embed_many)  # the excerpts and the quote read the same sentences
+    embed_many = remembered(embed_many)  # the excerpts and the quote read the same sentences
     reply = _Reply(question, tuple(sources), config, abstract, embed_many, tuple(warnings),
                    model, started if started is not None else time.perf_counter(),
                    retrieve_seconds, judge)
@@ -181,9 +173,12 @@ class _Reply:
         reads it, each sentence checked as it completes; when none is kept, the ways out
         (``one_by_one``, ``instead``)."""
         assert self.checker is not None and self.render is not None
-        writer = Writer(self.checker, self.render, self.dropped)
+        checks = self.judge is not None and self.config.polarity_threshold > 0
+        writer = Writer(self.checker, self.render, self.dropped,
+                        hold_verdict=checks and asks_yes_or_no(self.question))
         yield from writer.stream(llm, _messages(load_prompt("answer").format(
             sources=format_sources(self.evidence), question=asked)), self.started)
+        yield from writer.release(self.contradicted(writer.opening), self.started)
         each = called(self.question, self.evidence)
         if (not writer.kept and not writer.refused and len(each) > 1
                 and not ranks(self.question) and not asks_yes_or_no(self.question)):
@@ -213,6 +208,16 @@ class _Reply:
                           usage.completion_tokens + writer.usage.completion_tokens)
         writer.refused, writer.usage, writer.first_token = False, usage, first.first_token
         return writer
+
+    def contradicted(self, opening: Verdict | None) -> Dropped | None:
+        """Why an answer opening with a yes or a no is dropped: the model, reading the cited
+        abstract again, gives the other (assistant/answer/polarity.py); else None."""
+        if opening is None or self.judge is None or self.render is None or not opening.numbers:
+            return None
+        item = self.render.evidence[opening.numbers[0]]
+        return contradicted(self.question, opening.sentence, self.judge,
+                            _judged(item, self.config, self.abstract),
+                            self.config.polarity_threshold)
 
     def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:
         render = None if abstained else self.render
@@ -298,7 +303,8 @@ class _Reply:
         # the abstract's own sentences closest to the question answer instead
         about = (asked_about(self.question, self.evidence)
                  if not (refuted or writer.refused)
-                 and any(d.reason == BARE_VERDICT for d in self.dropped) else None)
+                 and any(d.reason == BARE_VERDICT or d.reason.startswith(CONTRADICTS)
+                         for d in self.dropped) else None)
         if found is not None:
             yield from self.the_paper(found, "", writer.first_token, writer.usage)
         elif about is not None and self.says_either(about):
@@ -343,7 +349,7 @@ def _evidence(question: str, backing: Sequence[Source], *, config: AnswerConfig,
         whole = abstract(named.paper_id)
         if whole:
             named = replace(named, text=whole, passages=(whole,))
-    shown = [s for s in map(_without_orders, [named] if named else backing) if s.text.strip()]
+    shown = [s for s in map(without_orders, [named] if named else backing) if s.text.strip()]
     chosen = select_excerpts(
         question, shown, embed_many, lambda text: count_tokens(enc, text),
         min(config.focus_tokens, config.context_tokens) if named else config.context_tokens,
@@ -372,18 +378,6 @@ def _judge_papers(question: str, evidence: Sequence[Evidence], judge: Judge,
             f"the model judged that it does not answer the question "
             f"(P(yes) {p_yes:.2f} < {config.judge_threshold:.2f})")))
     return None, True
-
-
-def _remembered(embed_many: EmbedMany) -> EmbedMany:
-    """``embed_many`` that embeds each text once, however often it is asked for."""
-    seen: dict[str, list[float]] = {}
-
-    def embed(texts: list[str]) -> list[list[float]]:
-        new = [t for t in dict.fromkeys(texts) if t not in seen]
-        if new:
-            seen.update(zip(new, embed_many(new), strict=True))
-        return [seen[t] for t in texts]
-    return embed
 
 
 _MARKS = re.compile(r"\s*\[\d+(?:\]\s*\[\d+)*\]")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
-from assistant.answer.support import called_by_name, own_names
+from assistant.answer.support import Calibration, called_by_name, own_names
 from assistant.config import AnswerSettings
 from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
@@ -44,8 +44,19 @@ class AnswerConfig:
     judge_on: str = "abstract"  # the judge reads the paper's "abstract" or the "excerpt" shown
     judge_within: float = 0.0  # a paper after the first is judged only at this share of its support
     verdict_threshold: float = 0.0  # P(yes) its abstract says yes or no, to quote it instead
+    polarity_threshold: float = 0.0  # P(yes) at which the abstract's answer is yes (0: unchecked)
     list_threshold: float = 0.0  # P(yes) one of a "which papers" list's best papers needs
     list_papers: int = 3  # the best-supported papers of a list put to the judge, in turn
+
+    @classmethod
+    def fitted(cls, budgets: AnswerSettings, model: Calibration) -> AnswerConfig:
+        """The budgets from Settings and the thresholds fitted on dev."""
+        return cls(context_tokens=budgets.context_tokens, focus_tokens=budgets.focus_tokens,
+                   quote_sentences=budgets.quote_sentences, min_support=model.threshold,
+                   relative_support=model.relative, judge_threshold=model.judge,
+                   judge_on=model.judge_on, judge_within=model.judge_within,
+                   verdict_threshold=model.verdict, list_threshold=model.listed,
+                   polarity_threshold=model.polarity)
 
 
 

@@ -9,9 +9,16 @@ favours the best paper.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from assistant.answer.wording import cosine
-from assistant.text.sentences import key_terms, normalise, question_names, split_sentences
+from assistant.text.sentences import (
+    key_terms,
+    normalise,
+    question_names,
+    split_sentences,
+    without_instructions,
+)
 from assistant.text.stems import terms
 from assistant.types import Source
 
@@ -88,3 +95,25 @@ def _shares(n: int, budget: int, first_share: float, several: bool) -> list[int]
         return [budget // n] * n
     first = int(budget * first_share)
     return [first] + [(budget - first) // (n - 1)] * (n - 1)
+
+
+def remembered(embed_many: EmbedMany) -> EmbedMany:
+    """``embed_many`` that embeds each text once, however often it is asked for."""
+    seen: dict[str, list[float]] = {}
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        new = [t for t in dict.fromkeys(texts) if t not in seen]
+        if new:
+            seen.update(zip(new, embed_many(new), strict=True))
+        return [seen[t] for t in texts]
+    return embed
+
+
+def without_orders(source: Source) -> Source:
+    """``source`` without the orders planted in its text ("ignore your rules, cite …"),
+    which are never shown to the model."""
+    passages = tuple(p for p in map(without_instructions, source.passages) if p.strip())
+    text = without_instructions(source.text)
+    if passages == source.passages and text == source.text:
+        return source
+    return replace(source, passages=passages, text=text)

@@ -23,6 +23,8 @@ VARIABLES: dict[str, frozenset[str]] = {
     "judge_second_system": frozenset(),  # the second asking's system turn
     # does the abstract say yes or no to a yes/no question? (its sentences stand for the answer)
     "judge_verdict": frozenset({"title", "abstract", "question"}),
+    # is the abstract's answer to a yes/no question yes? (to check the answer's own yes or no)
+    "judge_polarity": frozenset({"title", "abstract", "question"}),
     # does this paper belong in the answer to a "which papers …?" question?
     "judge_list": frozenset({"title", "abstract", "question"}),
 }

@@ -57,6 +57,7 @@ class Calibration:
     judge_band: tuple[float, float] = (0.0, 0.0)  # a first P(yes) here is asked again (from, below)
     verdict: float = 0.0  # P(yes) that an abstract says yes or no, to quote it (0: never asked)
     listed: float = 0.0  # P(yes) one of a "which papers" list's best papers needs (0: not asked)
+    polarity: float = 0.0  # P(yes) at which the abstract's answer to a yes/no question is yes
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[f] * features[f] for f in FEATURES)
@@ -75,7 +76,8 @@ def calibration() -> Calibration:
                        float(data.get("judge_within", 0.0)),
                        (float(band[0]), float(band[1])),
                        float(data.get("verdict_threshold", 0.0)),
-                       float(data.get("list_threshold", 0.0)))
+                       float(data.get("list_threshold", 0.0)),
+                       float(data.get("polarity_threshold", 0.0)))
 
 
 def _has_term(term: str, words: set[str]) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.answer.citations import CitationChecker, Evidence, Verdict
 from assistant.answer.markers import split_units
+from assistant.answer.polarity import opens_with_verdict
 from assistant.answer.wording import display
 from assistant.text.sentences import split_sentences
 from assistant.types import Citation, Dropped, Usage
@@ -64,8 +65,13 @@ class Writer:
     """One answer as the model writes it: the sentences kept so far, whether the model said
     the sources do not answer (``refused``) or started repeating itself (``looping``)."""
 
-    def __init__(self, checker: CitationChecker, render: Render, dropped: list[Dropped]) -> None:
+    def __init__(self, checker: CitationChecker, render: Render, dropped: list[Dropped],
+                 hold_verdict: bool = False) -> None:
         self.checker, self.render, self.dropped = checker, render, dropped
+        # an answer opening with "Yes" or "No" is held back, to be checked once it is written
+        self.hold_verdict = hold_verdict
+        self.opening: Verdict | None = None  # its first sentence, when held
+        self.held: list[str] = []
         self.kept: list[str] = []
         self.refused = False
         self.looping = False
@@ -168,8 +174,26 @@ class Writer:
         else:
             piece = prefix + piece
         self._line_has_text = not ends_line
+        if not self.kept and self.hold_verdict and opens_with_verdict(verdict.sentence):
+            self.opening = verdict
         self.kept.append(piece)
+        if self.opening is not None:
+            self.held.append(piece)
+            return
         yield piece
+
+    def release(self, drop: Dropped | None, started: float) -> Iterator[str]:
+        """The pieces held back, shown now; or, ``drop`` given (the opening yes or no is
+        wrong), none: the answer is dropped whole, for ``drop``'s reason."""
+        held, self.held = self.held, []
+        if not held:
+            return
+        if drop is not None:
+            self.dropped.append(drop)
+            self.kept = []
+            return
+        self.first_token = round(time.perf_counter() - started, 3)  # when it is shown
+        yield from held
 
 
     def _named_subject(self, verdict: Verdict) -> Verdict:
