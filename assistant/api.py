@@ -166,7 +166,8 @@ class Assistant:
         if left_out:
             names = {s.paper_id: normalise(" ".join([s.title, *paper_names(s)])) for s in found}
             found = [s for s in found if not any(mentions(names[s.paper_id], x) for x in left_out)]
-        return score_sources(question, found[:k], self.retriever.rarity)
+        return score_sources(question, found[:k], self.retriever.rarity,
+                             defines=self.retriever.defines)
 
     def ask(self, question: str, history: History | None = None, k: int | None = None,
             where: Where = None) -> Answer:
@@ -246,6 +247,7 @@ class Assistant:
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
                 vectors=self._passage_vectors, embed_many=self.embeddings.embed_documents,
                 abstract=self.store.abstract, known=self.retriever.knows,
+                defines=self.retriever.defines,
                 judge=self.judge if max(fitted.judge, fitted.verdict, fitted.listed,
                                         fitted.polarity) > 0
                 else None,

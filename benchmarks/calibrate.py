@@ -34,8 +34,8 @@ from assistant.answer.support import (  # noqa: E402
     Calibration,
     features,
     named,
-    own_names,
 )
+from assistant.text.sentences import expansions  # noqa: E402
 from assistant.api import Assistant  # noqa: E402
 from assistant.eval.questions import Question, load_questions  # noqa: E402
 
@@ -46,10 +46,10 @@ def rows(assistant: Assistant, questions: list[Question], k: int) -> list[dict]:
     for q in questions:
         text = q.joined()
         sources = assistant.retriever.retrieve(text, k)
-        own = own_names(sources)
+        spelled = expansions(text, [f"{s.title} {s.text}" for s in sources])
         papers = [
             {"paper_id": s.paper_id, "gold": s.paper_id in q.gold, "named": named(text, s),
-             "features": features(text, s, assistant.retriever.rarity, own)}
+             "features": features(text, s, assistant.retriever.rarity, spelled)}
             for s in sources
         ]
         out.append({"id": q.id, "type": q.kind, "answerable": not q.expect_abstain,

@@ -111,9 +111,13 @@ KINDS = [
     ("papers on test-time adaptation?", "list"),
     ("paper on GlowQ: what memory does it save?", "fact"),
     ("who estimates bounds on a policy's value when there are hidden confounders?", "identify"),
-    ("who uses CMA-ES to explore a Rashomon set?", "identify"),
+    ("who uses CMA-ES to explore a Rashomon set?", "fact"),  # a name: asked of it
     ("who wrote GlowQ?", "fact"),
     ("who does HUMAINE recruit?", "fact"),
+    ("who uses GlowQ?", "fact"),
+    ("who ranks first on the HUMAINE leaderboard?", "fact"),
+    ("paper on GlowQ: does it reduce memory?", "fact"),
+    ("study on the coalition paper: are the results good?", "fact"),
     # a fact is
     ("What reward does DrPose maximize?", "fact"),
     ("whats the uncertanty used for in UEC", "fact"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -346,8 +347,10 @@ def test_a_server_reply_without_yes_or_no_does_not_turn_the_judge_off(bundled_ho
     judge = build_judge(server)
     assert judge(WHICH, source) is None
     assert judge(WHICH, source) == pytest.approx(0.8)
+    assert judge.sure()  # so far it gives P(yes): a yes/no answer is held back for its check
     assert judge(WHICH, source, "judge_verdict") is None  # no logprobs: off from now on
     assert judge(WHICH, source) is None and server.calls == 3
+    assert not judge.sure()  # and answers stream as they come, unchecked for their yes or no
 
 
 def test_the_verdict_judge_works_with_the_paper_judge_off(bundled_home, minilm,
@@ -447,4 +450,8 @@ def test_an_answer_whose_yes_the_abstract_does_not_give_is_not_shown(
     else:
         assert "Yes, Qflex" not in shown and "Yes, Qflex" not in answer.text
         assert answer.text.startswith("The abstract of Qflex does not say yes or no")
+        # the hidden answer's citations are not the answer's: [1] is the quoted paper
+        marks = set(re.findall(r"\[(\d+)\]", answer.text))
+        assert marks == {"1"} and len(answer.citations) == 1
+        assert answer.citations[0].title.startswith("Scalable Exploration")
         assert any(d.reason.startswith(CONTRADICTS) for d in answer.dropped)

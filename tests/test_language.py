@@ -30,6 +30,10 @@ from assistant.answer.language import language_of, read_in_english
     ("DrPose15K", None),
     ("GlowQ?", None),
     ("", None),
+    # one word, or two of a Latin script the detector is not sure of, say no language
+    ("ja", None),
+    ("how so?", None),
+    ("latent diffusion", None),
 ])
 def test_the_language_of_a_question(question: str, language: str | None) -> None:
     assert language_of(question) == language
@@ -50,3 +54,13 @@ def test_an_english_question_is_not_sent_to_the_model() -> None:
 def test_no_translation_leaves_the_question_as_it_was() -> None:
     llm = FakeListChatModel(responses=["  "])
     assert read_in_english("Qu'est-ce que GlowQ ?", llm) == ("Qu'est-ce que GlowQ ?", None)
+
+
+def test_a_translation_that_loses_a_name_is_not_used() -> None:
+    """The names (GlowQ, SSD-GS, 23,404) are the same in every language: a translation
+    without one of them is no translation of the question."""
+    llm = FakeListChatModel(responses=["What datasets does it use?"])
+    question = "Welche Datensätze nutzt SSD-GS?"
+    assert read_in_english(question, llm) == (question, None)
+    llm = FakeListChatModel(responses=["What datasets does SSD-GS use?"])
+    assert read_in_english(question, llm)[0] == "What datasets does SSD-GS use?"

@@ -78,6 +78,7 @@ def generate(
     embed_many: EmbedMany,
     abstract: Callable[[str], str | None],
     known: Callable[[str], bool] | None = None,
+    defines: Callable[[str], set[str]] | None = None,
     judge: Judge | None = None,
     enc: tiktoken.Encoding,
     config: AnswerConfig,
@@ -100,7 +101,8 @@ def generate(
         yield from reply.abstain()
         return
     evidence = _evidence(question, backing, config=config, abstract=abstract,
-                         embed_many=embed_many, vectors=vectors, enc=enc)
+                         embed_many=embed_many, vectors=vectors, enc=enc, defines=defines)
+    reply.defines = defines
     reply.shown(evidence, CitationChecker(
         evidence, embed, question, several=asks_for_several(question),
         papers=asks_for_papers(question), abstract=abstract, known=known,
@@ -132,6 +134,7 @@ class _Reply:
     checker: CitationChecker | None = None
     render: Render | None = None
     named: frozenset[str] = frozenset()  # the papers a comparison names
+    defines: Callable[[str], set[str]] | None = None  # what the index defines an acronym as
 
     def shown(self, evidence: Sequence[Evidence], checker: CitationChecker) -> None:
         self.evidence, self.checker = evidence, checker
@@ -173,7 +176,8 @@ class _Reply:
         reads it, each sentence checked as it completes; when none is kept, the ways out
         (``one_by_one``, ``instead``)."""
         assert self.checker is not None and self.render is not None
-        checks = self.judge is not None and self.config.polarity_threshold > 0
+        checks = (self.judge is not None and self.config.polarity_threshold > 0
+                  and getattr(self.judge, "sure", lambda: True)())  # a server without logprobs
         writer = Writer(self.checker, self.render, self.dropped,
                         hold_verdict=checks and asks_yes_or_no(self.question))
         yield from writer.stream(llm, _messages(load_prompt("answer").format(
@@ -215,7 +219,7 @@ class _Reply:
         if opening is None or self.judge is None or self.render is None or not opening.numbers:
             return None
         item = self.render.evidence[opening.numbers[0]]
-        return contradicted(self.question, opening.sentence, self.judge,
+        return contradicted(asking(self.question), opening.sentence, self.judge,
                             _judged(item, self.config, self.abstract),
                             self.config.polarity_threshold)
 
@@ -270,6 +274,7 @@ class _Reply:
         piece = self.render.sentence(Verdict(
             f"The abstract of {self.checker.short_label(item)} does not say yes or no in so "
             "many words", (item.number,), (item.passages[0],)))
+        first = first if first is not None else round(time.perf_counter() - self.started, 3)
         yield piece
         text = yield from self.quoted_under(piece, rare=True)
         yield self.finish(text, False, first, usage)
@@ -298,7 +303,7 @@ class _Reply:
         abstract's sentences, or "not covered"."""
         refuted = any(d.reason.startswith(("the source says nothing of", UNNAMED))
                       for d in self.dropped)
-        found = None if refuted else named_paper(self.question, self.evidence)
+        found = None if refuted else named_paper(self.question, self.evidence, self.defines)
         # "Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on …":
         # the abstract's own sentences closest to the question answer instead
         about = (asked_about(self.question, self.evidence)
@@ -338,12 +343,13 @@ def _gate(question: str, sources: Sequence[Source], config: AnswerConfig,
 def _evidence(question: str, backing: Sequence[Source], *, config: AnswerConfig,
               abstract: Callable[[str], str | None], embed_many: EmbedMany,
               vectors: Callable[[Source, Sequence[str]], Sequence[Sequence[float]]],
-              enc: tiktoken.Encoding) -> list[Evidence]:
+              enc: tiktoken.Encoding,
+              defines: Callable[[str], set[str]] | None = None) -> list[Evidence]:
     """The numbered sources the model is shown: each paper's sentences closest to the
     question, or the whole abstract's when the question names one paper. Orders planted in
     an abstract ("ignore your rules, cite ...") are never shown to the model, so they cannot
     support a claim either."""
-    named = focus(question, backing) if config.focus_tokens else None
+    named = focus(question, backing, defines) if config.focus_tokens else None
     if named is not None:
         # One paper: choose from its whole abstract, not only the two best chunks.
         whole = abstract(named.paper_id)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from assistant.answer.chain import recap
+from assistant.answer.chain import ABSTAIN_TEXT, recap
 from assistant.answer.intent import (
     among_earlier,
     bare_follow_up,
@@ -71,6 +71,8 @@ def _called_in(answer: str, find: Find) -> frozenset[str]:
     """The papers an answer calls by the names their abstracts give them ("JOSH is an
     optimisation-based method …": the title says "Joint Optimization …"), among those found
     for the answer itself."""
+    if not answer.strip() or answer.startswith(ABSTAIN_TEXT):
+        return frozenset()  # nothing was answered: no paper to lean on
     return frozenset(s.paper_id for s in find(answer, None)
                      if any(has_name(answer, n) for n in paper_names(s)))
 

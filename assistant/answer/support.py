@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -30,12 +30,12 @@ from assistant import resources
 from assistant.answer.intent import asked, strong_names, topic_terms
 from assistant.text.mentions import everyday, has_name, introduced_name, paper_names
 from assistant.text.sentences import (
+    expansions,
     mentions,
     misspelt,
     normalise,
     question_names,
     without_instructions,
-    written_out,
 )
 from assistant.text.stems import stem, terms
 from assistant.types import Source
@@ -91,16 +91,11 @@ def _has_term(term: str, words: set[str]) -> bool:
     return any(len(w) >= need and w[:need] == term[:need] for w in words)
 
 
-def own_names(sources: Sequence[Source]) -> frozenset[str]:
-    """The papers' own names (MVR, PEA), normalised: such a name asks for its paper, and is
-    not read as an acronym another abstract writes out ("multi-view representation")."""
-    return frozenset(normalise(n) for s in sources for n in paper_names(s))
-
-
 def features(question: str, source: Source, rarity: Callable[[str], float],
-             own: frozenset[str] = frozenset()) -> dict[str, float]:
+             spelled: Mapping[str, set[str]] | None = None) -> dict[str, float]:
     """The four measurements of one paper against one question (from what retrieval read:
-    no store is touched); ``own``: the retrieved papers' own names (``own_names``)."""
+    no store is touched); ``spelled``: what the retrieved papers define the question's
+    acronyms as (``sentences.expansions``), which a paper holds the acronym by writing."""
     text = f"{source.title} {source.text}"
     words = set(terms(text))
     topic = topic_terms(question)
@@ -111,8 +106,9 @@ def features(question: str, source: Source, rarity: Callable[[str], float],
     covered = sum(w for t, w in weight.items() if _has_term(t, words) or t in typos)
     names = question_names(question)
     flat = normalise(text)
+    spelled = spelled or {}
     found = sum(1 for n in names if mentions(flat, n) or n in flat
-                or (n not in own and written_out(question, n, flat)))
+                or any(full in flat for full in spelled.get(n, ())))
     most = sum(rarity(t) for t in set(terms(question))) or 1.0
     return {
         "dense": source.dense,
@@ -168,13 +164,14 @@ def _holds(source: Source, name: str) -> bool:
 
 
 def score_sources(question: str, sources: Sequence[Source], rarity: Callable[[str], float],
-                  model: Calibration | None = None) -> list[Source]:
+                  model: Calibration | None = None,
+                  defines: Callable[[str], set[str]] | None = None) -> list[Source]:
     """``sources`` with their ``support`` filled in (0 to 1), in the same order. A paper the
     question names is supported at least at the threshold; when it names several papers one
     each, each of them also at the share of the best paper's support that keeps it beside it."""
     model = model or calibration()
-    own = own_names(sources)
-    scored = [model.score(features(question, source, rarity, own)) for source in sources]
+    spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
+    scored = [model.score(features(question, source, rarity, spelled)) for source in sources]
     each = named_each(question, sources)
     # beside the best paper as its support is kept (to 4 places): rounded up, not away
     beside = math.ceil(model.relative * round(max(scored, default=0.0), 4) * 1e4) / 1e4

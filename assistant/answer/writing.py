@@ -190,7 +190,9 @@ class Writer:
             return
         if drop is not None:
             self.dropped.append(drop)
-            self.kept = []
+            self.kept, self.first_token = [], None
+            self.render.display.clear()  # nothing was shown: its citations are not the answer's
+            self.render.passages.clear()
             return
         self.first_token = round(time.perf_counter() - started, 3)  # when it is shown
         yield from held

@@ -18,7 +18,7 @@ from assistant.config import RetrievalSettings
 from assistant.index.store import Store, embed_text
 from assistant.ingest.where import Filter
 from assistant.retrieve.lexical import BM25
-from assistant.text.sentences import mentions, normalise, question_names
+from assistant.text.sentences import defined, mentions, normalise, question_names
 from assistant.types import Source
 
 # What retrieval needs to know of a chunk's paper; the rest of the metadata stays in Chroma.
@@ -81,6 +81,7 @@ class _Lexical:
     bm25: BM25
     table: _Chunks  # document i of the BM25 index is chunk i of the table
     normalised: dict[int, str] = field(default_factory=dict)  # texts seen, for name matching
+    definitions: dict[str, set[str]] = field(default_factory=dict)  # acronym -> written out
 
     def normalised_text(self, i: int) -> str:
         text = self.normalised.get(i)  # one lookup: another thread may clear it meanwhile
@@ -172,6 +173,15 @@ class HybridRetriever:
     def knows(self, term: str) -> bool:
         """Whether any indexed chunk uses a stemmed term."""
         return self._lexical_index().bm25.knows(term)
+
+    def defines(self, acronym: str) -> set[str]:
+        """What the indexed texts define an acronym as, lower case ("RL": "reinforcement
+        learning", from "… reinforcement learning (RL) …"); read once per acronym."""
+        lexical = self._lexical_index()
+        found = lexical.definitions.get(acronym)
+        if found is None:
+            found = lexical.definitions[acronym] = defined(acronym, lexical.table.texts)
+        return found
 
     def spelling(self, word: str) -> str | None:
         """How the indexed texts write a name typed in lower case ("drpose": "DrPose")."""

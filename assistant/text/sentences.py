@@ -4,7 +4,7 @@ holds, and orders planted in text (a leaf: it imports no other module of the pac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
@@ -118,14 +118,6 @@ def spelled_out(acronym: str, text: str) -> bool:
         for words in _windows(re.findall(r"[a-z0-9]+", text), len(letters)))
 
 
-def written_out(question: str, name: str, text: str) -> bool:
-    """Whether lower-cased ``text`` writes out in words an acronym the question gives as
-    ``name`` (normalised): "deep RL" of an abstract that says only "deep reinforcement
-    learning", "GNNs" of "graph neural network"."""
-    return any(normalise(a) == name and spelled_out(a, text)
-               for a in re.findall(r"\b[A-Z]{2,6}s?\b", question))
-
-
 def defined(acronym: str, texts: Iterable[str]) -> set[str]:
     """What ``texts`` say ``acronym`` stands for where they define it, in lower case:
     "reinforcement learning" for "rl" from "… via reinforcement learning (RL) …", "large
@@ -141,6 +133,18 @@ def defined(acronym: str, texts: Iterable[str]) -> set[str]:
                 if len(words) == len(letters) and "".join(w[0] for w in words) == letters:
                     found.add(" ".join(words))
     return found
+
+
+def expansions(question: str, texts: Iterable[str],
+               defines: Callable[[str], set[str]] | None = None) -> dict[str, set[str]]:
+    """For each acronym of the question (RL, GNNs), normalised, what ``texts`` (or the whole
+    index: ``defines``) define it as ("reinforcement learning" where one says "reinforcement
+    learning (RL)"): a text that writes that out holds the acronym, as the corpus itself
+    spells it ("SFT" is not "stems from the", nor "MVR" another abstract's "multi-view
+    representation")."""
+    texts = list(texts)
+    return {normalise(a): found for a in set(re.findall(r"\b[A-Z]{2,6}s?\b", question))
+            if (found := defined(a, texts) | (defines(a) if defines else set()))}
 
 
 def _windows(words: list[str], size: int) -> Iterator[list[str]]:

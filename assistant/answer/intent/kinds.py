@@ -74,13 +74,17 @@ _IDENTIFY = re.compile(
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{PAPER}\b"
-    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b"
-    # "who estimates policy values under hidden confounding?": who does it is a paper
-    r"|^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
-    # "paper about splitting agents into teams?": a request written as a fragment
-    rf"|^\W*(?:(?:a|an|any|some)\s+)?(?:paper|work|study|article|research)\s+(?:about|on|that"
+    rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
+# "paper about splitting agents into teams?": a request written as a fragment (not "paper on
+# GlowQ: does it …?", which asks more of it)
+_FRAGMENT = re.compile(
+    r"^\W*(?:(?:a|an|any|some)\s+)?(?:paper|work|study|article|research)\s+(?:about|on|that"
     r"|which|where|for|with|using|doing|proposing|showing|studying|tackling|addressing)\b"
-    r"(?!.*\b(?:what|which|how|why|who|when|where)\b)", re.IGNORECASE)
+    rf"(?!.*\b(?:what|which|how|why|who|when|where|{AUX[3:-1]})\b)", re.IGNORECASE)
+# "who estimates policy values under hidden confounding?": who does it is a paper (not "who
+# uses GlowQ?" nor "who ranks first on the HUMAINE leaderboard?", which name something)
+_WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
+                       r"(?!.*\b\w*[A-Z]\w*[A-Z0-9])")
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
@@ -208,8 +212,9 @@ def _kind(own: str) -> Kind:
         and not _SPEAKS_OF_PAPERS.search(nouns))
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
-    if (_IDENTIFY.search(own) and not _part_of_named(own)) or (
-            _NAME_ONE.search(own) and not strong_names(own)) or _keywords(own):
+    if (_IDENTIFY.search(own) and not _part_of_named(own)) or _FRAGMENT.search(own) or (
+            _NAME_ONE.search(own) and not strong_names(own)) or _WHO_DOES.search(own) or (
+            _keywords(own)):
         return "identify"
     return "list" if several else "fact"
 
