@@ -568,3 +568,15 @@ def test_what_a_question_says_to_leave_out(question: str, rest: str,
 def test_a_question_asking_which_is_more_of_something(question: str, ranking: bool) -> None:
     assert ranks(question) is ranking
 
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("thanks! different question: which paper studies coalition formation?",
+     "which paper studies coalition formation?"),
+    ("Different topic: is there work on treatment policies?", "is there work on treatment policies?"),
+    ("GlowQ vs RaLoRA: does either need retraining?", "GlowQ vs RaLoRA: does either need retraining?"),
+])
+def test_what_a_question_asks_leaves_out_the_label_that_frames_it(question, asked) -> None:
+    from assistant.answer.intent import asking
+
+    assert asking(question) == asked

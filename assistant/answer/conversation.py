@@ -32,7 +32,7 @@ from assistant.answer.intent import (
     strong_names,
 )
 from assistant.answer.prompts import load_prompt
-from assistant.text.mentions import has_name, mentioned_papers, paper_names
+from assistant.text.mentions import has_name, introduced_name, mentioned_papers, paper_names
 from assistant.types import Source
 
 # the papers found for a question, with how well each supports it: among these ids when given
@@ -73,8 +73,9 @@ def _called_in(answer: str, find: Find) -> frozenset[str]:
     for the answer itself."""
     if not answer.strip() or answer.startswith(ABSTAIN_TEXT):
         return frozenset()  # nothing was answered: no paper to lean on
-    return frozenset(s.paper_id for s in find(answer, None)
-                     if any(has_name(answer, n) for n in paper_names(s)))
+    return frozenset(s.paper_id for s in find(answer, None) if any(
+        has_name(answer, n) for n in [*paper_names(s), introduced_name(s.text, s.title, True)]
+        if n))  # "HUMAINE", which its title says too ("… with the HUMAINE Framework")
 
 
 def _leans_on(question: str, titles: Mapping[str, str], papers: frozenset[str], find: Find,

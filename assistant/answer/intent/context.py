@@ -76,8 +76,22 @@ _BARE = re.compile(
 
 
 def bare_follow_up(question: str) -> bool:
-    """Whether the question is only "why?", "tell me more" or the like."""
-    return bool(re.search(r"\w", question)) and _BARE.match(question) is not None
+    """Whether the question is only "why?", "tell me more" or the like, or a few words that
+    ask a fact of nothing named ("what optimizer?", "and how many models?", "which datasets?"):
+    too short to be a topic of its own, in a conversation they ask about what was just said."""
+    if not re.search(r"\w", question):
+        return False
+    if _BARE.match(question) is not None:
+        return True
+    words = re.findall(r"[\w\-']+", question)
+    return (len(words) <= 4 and _TERSE.match(question) is not None
+            and not any(w[1:] != w[1:].lower() or w[0].isupper() and i for i, w in enumerate(words))
+            and kind_of(question) == "fact")
+
+
+# "what optimizer?", "and how many models?": a question word and a thing, nothing more
+_TERSE = re.compile(r"^\W*(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:many|much))\b"
+                    r"(?!\s*(?:'s|is|are|was|were|about)\b)", re.IGNORECASE)
 
 
 # "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one

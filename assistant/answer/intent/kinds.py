@@ -150,7 +150,13 @@ def asking(question: str) -> str:
     if FOLLOW_UP in question:
         return question
     ask = _asking_sentence(question)
-    return question if _POINTS_BACK.search(ask) else ask
+    return question if _POINTS_BACK.search(ask) else _LABEL.sub("", ask)
+
+
+# "thanks! different question: which paper …?": what frames the question, not of it
+_LABEL = re.compile(r"^\W*(?:(?:ok(?:ay)?|thanks?|so)\W+)?(?:(?:a|one)\s+)?(?:different|another"
+                    r"|new|other|quick|next|unrelated|separate|last|final|one\s+more)\s+"
+                    r"(?:question|topic|thing|one)\s*[:,\-\u2013\u2014]\s*", re.IGNORECASE)
 
 
 _LOWER_START = re.compile(r"(?<=\w\w[.!?])\s+(?=(?:is|are|does|do|can|has|have|which|what|"
