@@ -118,3 +118,18 @@ def test_a_previous_answer_naming_its_paper_by_the_abstracts_name_is_that_papers
     # an answer that names no paper leans on none
     refused = [("what does JOSH do?", "The indexed papers do not cover this question.")]
     assert asked_of_earlier("is the code out?", refused, lambda: {}, find, GATE) is None
+
+
+@pytest.mark.parametrize(("question", "paper"), [
+    ("what about the third one?", "uec"),
+    ("and the first one?", "omni"),
+    ("tell me about the last paper", "uec"),
+])
+def test_the_nth_paper_of_the_previous_answer_is_the_one_asked_about(question, paper) -> None:
+    """After a list, "the third one" is the third paper the answer named, in its order."""
+    calls, find = _find({"omni": 0.5, "ssd": 0.5, "uec": 0.5})
+    history = [("which papers?", f"{TITLES['omni']} [1]. {TITLES['ssd']} [2]. {TITLES['uec']} [3].")]
+    asked = asked_of_earlier(question, history, titles, find, GATE)
+    assert asked == (f"{question} (follow-up to: which papers?)", frozenset({paper}))
+    # past the end of the list, or after one paper, it points at nothing
+    assert asked_of_earlier("what about the fifth one?", history, titles, find, GATE) is None

@@ -32,7 +32,13 @@ from assistant.answer.intent import (
     strong_names,
 )
 from assistant.answer.prompts import load_prompt
-from assistant.text.mentions import has_name, introduced_name, mentioned_papers, paper_names
+from assistant.text.mentions import (
+    has_name,
+    introduced_name,
+    mentioned_papers,
+    paper_names,
+    short_names,
+)
 from assistant.types import Source
 
 # the papers found for a question, with how well each supports it: among these ids when given
@@ -49,7 +55,8 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
     if not history:
         return None
     asked = among_earlier(question)
-    bare = asked is None and bare_follow_up(question)
+    nth = _NTH.search(question) if asked is None else None
+    bare = asked is None and (nth is not None or bare_follow_up(question))
     if asked is None and not bare and (
             kind_of(question) != "fact" or needs_rewrite(question, history)
             or strong_names(question)):
@@ -62,9 +69,31 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
         return None
     if asked is not None:
         return asked, papers
+    if nth is not None:  # "what about the third one?": the third paper the answer named
+        ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
+        at = -1 if nth[1].lower() == "last" else _ORDINALS.index(nth[1].lower())
+        if len(ordered) < 2 or at >= len(ordered):
+            return None
+        papers = frozenset({ordered[at]})
     if bare or _leans_on(question, names, papers, find, min_support):
         return join_follow_up(question, history[-1][0]), papers
     return None
+
+
+_ORDINALS = ["first", "second", "third", "fourth", "fifth"]
+_NTH = re.compile(rf"\bthe\s+({'|'.join(_ORDINALS)}|last)\s+(?:one|paper|work|method|study)\b",
+                  re.IGNORECASE)
+
+
+def _first_at(answer: str, title: str) -> int:
+    """Where an answer first names a paper: by its title, else its short name (at the end
+    when it does neither)."""
+    at = answer.lower().find(title.lower()) if title else -1
+    if at < 0:
+        found = [m.start() for n in short_names(title)
+                 if (m := re.search(rf"(?<![\w\-]){re.escape(n)}(?![\w\-])", answer))]
+        at = min(found, default=len(answer))
+    return at
 
 
 def _called_in(answer: str, find: Find) -> frozenset[str]:
