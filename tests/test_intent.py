@@ -580,3 +580,16 @@ def test_what_a_question_asks_leaves_out_the_label_that_frames_it(question, aske
     from assistant.answer.intent import asking
 
     assert asking(question) == asked
+
+
+@pytest.mark.parametrize(("question", "bare"), [
+    ("why?", True), ("tell me more", True), ("what optimizer?", True),
+    ("and how many models?", True), ("which datasets?", True),
+    ("what does it measure?", False),  # leans on "it": rewritten by the model
+    ("what's quantization?", False), ("what is RLHF?", False), ("who are you?", False),
+    ("what datasets did DIVERSE use?", False), ("which paper uses EEG?", False),
+])
+def test_a_bare_follow_up_is_about_what_was_just_said(question, bare) -> None:
+    from assistant.answer.intent import bare_follow_up
+
+    assert bare_follow_up(question) is bare

@@ -85,10 +85,12 @@ def bare_follow_up(question: str) -> bool:
         return True
     words = re.findall(r"[\w\-']+", question)
     return (len(words) <= 4 and _TERSE.match(question) is not None
+            and not _POINTS.search(question)  # "what does it measure?" is rewritten
             and not any(w[1:] != w[1:].lower() or w[0].isupper() and i for i, w in enumerate(words))
             and kind_of(question) == "fact")
 
 
+_POINTS = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.IGNORECASE)
 # "what optimizer?", "and how many models?": a question word and a thing, nothing more
 _TERSE = re.compile(r"^\W*(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:many|much))\b"
                     r"(?!\s*(?:'s|is|are|was|were|about)\b)", re.IGNORECASE)
