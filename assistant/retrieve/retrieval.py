@@ -180,6 +180,8 @@ class HybridRetriever:
         lexical = self._lexical_index()
         found = lexical.definitions.get(acronym)
         if found is None:
+            if len(lexical.definitions) >= 1_000:
+                lexical.definitions.clear()  # bounded: a server reads whatever users type
             found = lexical.definitions[acronym] = defined(acronym, lexical.table.texts)
         return found
 
