@@ -7,6 +7,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
 
+    from assistant.answer.conversation import Scope
     from assistant.answer.judge import Judge
     from assistant.index.store import PaperInfo, Store
     from assistant.ingest.where import Filter
@@ -187,8 +189,6 @@ class Assistant:
 
     def _cite(self, answer: Answer) -> Answer:
         """``answer`` with its citations given their papers' BibTeX."""
-        from dataclasses import replace
-
         from assistant.answer.references import bibtex_entry
 
         if not answer.citations:
@@ -233,7 +233,8 @@ class Assistant:
             return
         warnings: list[str] = []
         with model_errors(self.settings):
-            standalone, sources, shown = self._read(question, history, k, flt, warnings)
+            standalone, sources, shown, pointed = self._read(question, history, k, flt,
+                                                             warnings)
         retrieved = time.perf_counter() - started
         # "give me the bibtex for GlowQ"; in a chat "how do I cite it?", once rewritten
         found = reference_of(standalone, sources[:3], self.store.first_chunks)
@@ -242,6 +243,8 @@ class Assistant:
             return
         fitted = calibration()
         config = AnswerConfig.fitted(self.settings.answer, fitted)
+        if pointed:  # "what optimizer?" of the paper just discussed: no gate, it is the
+            config = replace(config, min_support=0.0, min_dense=-1.0)  # subject; checks stay
         with model_errors(self.settings):
             yield from generate(
                 standalone, sources, llm=self.llm, embed=self.embeddings.embed_query,
@@ -257,10 +260,11 @@ class Assistant:
             )
 
     def _read(self, question: str, history: History | None, k: int | None, flt: Filter,
-              warnings: list[str]) -> tuple[str, list[Source], str | None]:
+              warnings: list[str]) -> tuple[str, list[Source], str | None, bool]:
         """(the question as it is searched for and checked, the papers found for it, the
         question as the model is shown it when that differs: with what it says to leave
-        out); what was read differently from what was typed is added to ``warnings``."""
+        out, whether the user pointed at the papers it is asked of); what was read
+        differently from what was typed is added to ``warnings``."""
         from assistant.answer.evidence import recased, respelled
         from assistant.answer.language import read_in_english
         from assistant.ingest.tokens import truncate
@@ -304,7 +308,7 @@ class Assistant:
         if fixes:
             warnings.append("read " + ", ".join(f'"{a}" as "{b}"' for a, b in fixes))
             standalone, sources = respelt, self._find(respelt, k, flt, excluded)
-        return standalone, sources, plain if excluded else None
+        return standalone, sources, plain if excluded else None, bool(scope and scope.pointed)
 
     def _entry(self, info: PaperInfo) -> str:
         """A paper's BibTeX entry, as its citations get it."""
@@ -332,7 +336,7 @@ class Assistant:
         return standalone(question, history, self.llm)
 
     def among_earlier(self, question: str, history: History, where: Where = None
-                      ) -> tuple[str, frozenset[str]] | None:
+                      ) -> Scope | None:
         """The question as it is asked and the ids of the previous answer's papers it is asked
         among ("Which of these does relighting?" after a list: "Which paper does
         relighting?"; "what are the four components?" after SSD-GS: with the question before

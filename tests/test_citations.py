@@ -758,3 +758,28 @@ def test_a_name_in_the_plural_is_held_by_its_singular() -> None:
     dropped = checker.check("SSD-GS relights scenes made of 3D Gaussoids [1].").dropped
     assert dropped and "not in the source: Gaussoids" in dropped.reason
 
+
+
+@pytest.mark.parametrize(("sentence", "kept"), [
+    ("The authors of AlphaNet are [1].", False),  # broken off where its claim should be
+    ("AlphaNet's training time is [1]:", False),
+    ("AlphaNet improves accuracy by 12% on CIFAR-10 [1].", True),
+    ("AlphaNet improves accuracy on CIFAR-10, as its sparse layers are [1]?", False),
+])
+def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: bool) -> None:
+    """Seen after "and the authors?" of a paper: the model, with nothing to say, wrote "The
+    authors of PEA are [1]." Every word of it is in the abstract; it claims nothing."""
+    evidence = [_evidence(1, "AlphaNet", "The authors of AlphaNet improve accuracy by 12% on "
+                          "CIFAR-10 with sparse layers; training time is short.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What does AlphaNet do?")
+    verdict = checker.check(sentence)
+    assert (verdict.dropped is None) is kept, verdict
+    if not kept:
+        assert verdict.dropped is not None and verdict.dropped.reason.startswith("unfinished")
+    # asked for a paper, "[1]" is the paper: "The paper that does X is [1]." names it
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which paper improves accuracy with sparse layers?",
+                              papers=True)
+    named = checker.check("The paper that improves accuracy with sparse layers is [1].")
+    assert named.dropped is None and named.numbers == (1,), named

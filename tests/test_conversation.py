@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from assistant.answer.conversation import asked_of_earlier
+from assistant.answer.conversation import Scope, asked_of_earlier
 from assistant.types import Source
 
 TITLES = {
@@ -41,8 +41,8 @@ def test_a_nameless_question_the_previous_paper_answers_best_is_asked_of_it() ->
     just discussed, supports it better: it is asked of SSD-GS, with the earlier question."""
     calls, find = _find({"omni": 0.69, "ssd": 0.92, "uec": 0.1})
     asked = asked_of_earlier("what are the four components?", HISTORY, titles, find, GATE)
-    assert asked == ("what are the four components? (follow-up to: tell me about SSD-GS)",
-                     frozenset({"ssd"}))
+    assert asked == Scope("what are the four components? (follow-up to: tell me about SSD-GS)",
+                          frozenset({"ssd"}), pointed=False)  # found by the search, not pointed
     assert calls == [("what are the four components?", None),
                      ("what are the four components?", frozenset({"ssd"}))]
 
@@ -65,11 +65,11 @@ def test_other_questions_are_asked_of_every_paper(question: str,
 
 
 def test_a_question_that_finds_the_previous_paper_first_is_still_asked_with_it() -> None:
-    """"and the results?" after TEDM finds TEDM first on its own, but alone it is about
+    """"were the results good?" after TEDM finds TEDM first on its own, but alone it is about
     nothing (it was refused before the model): it is asked with the question before it."""
     _, find = _find({"ssd": 0.92, "omni": 0.2})
-    assert asked_of_earlier("and the results?", HISTORY, titles, find, GATE) == (
-        "and the results? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
+    assert asked_of_earlier("were the results good?", HISTORY, titles, find, GATE) == Scope(
+        "were the results good? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
 
 
 def test_a_question_with_no_topic_words_is_not_taken_for_a_follow_up() -> None:
@@ -84,14 +84,14 @@ def test_a_bare_follow_up_is_about_what_was_just_said() -> None:
     """"why?" has no topic of its own: it is asked of the previous answer's paper, whatever
     the search finds for the word alone."""
     _, find = _find({"omni": 0.2, "ssd": 0.1})
-    assert asked_of_earlier("why?", HISTORY, titles, find, GATE) == (
-        "why? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}))
+    assert asked_of_earlier("why?", HISTORY, titles, find, GATE) == Scope(
+        "why? (follow-up to: tell me about SSD-GS)", frozenset({"ssd"}), pointed=True)
 
 
 def test_of_these_is_asked_among_the_listed_papers_and_nothing_without_history() -> None:
     listed = [("Which papers use 3D Gaussians?", f"{TITLES['ssd']}; {TITLES['uec']} [1][2].")]
     _, find = _find({"ssd": 0.9})
-    assert asked_of_earlier("Which of these does relighting?", listed, titles, find, GATE) == (
+    assert asked_of_earlier("Which of these does relighting?", listed, titles, find, GATE) == Scope(
         "Which paper does relighting?", frozenset({"ssd", "uec"}))
     assert asked_of_earlier("what are the four components?", [], titles, find, GATE) is None
     abstained = [("tell me about X", "The indexed papers do not cover this question.")]
@@ -114,22 +114,27 @@ def test_a_previous_answer_naming_its_paper_by_the_abstracts_name_is_that_papers
     history = [("what does JOSH do?", "JOSH is an optimization-based method for 4D human-scene "
                                       "reconstruction from monocular videos [1].")]
     asked = asked_of_earlier("is the code out?", history, lambda: {}, find, GATE)
-    assert asked == ("is the code out? (follow-up to: what does JOSH do?)", frozenset({"josh"}))
+    assert asked == Scope("is the code out? (follow-up to: what does JOSH do?)",
+                          frozenset({"josh"}))
     # an answer that names no paper leans on none
     refused = [("what does JOSH do?", "The indexed papers do not cover this question.")]
     assert asked_of_earlier("is the code out?", refused, lambda: {}, find, GATE) is None
 
 
-@pytest.mark.parametrize(("question", "paper"), [
-    ("what about the third one?", "uec"),
-    ("and the first one?", "omni"),
-    ("tell me about the last paper", "uec"),
+@pytest.mark.parametrize(("question", "paper", "nth"), [
+    ("what about the third one?", "uec", "the third one"),
+    ("and the first one?", "omni", "the first one"),
+    ("tell me about the last paper", "uec", "the last paper"),
 ])
-def test_the_nth_paper_of_the_previous_answer_is_the_one_asked_about(question, paper) -> None:
-    """After a list, "the third one" is the third paper the answer named, in its order."""
-    calls, find = _find({"omni": 0.5, "ssd": 0.5, "uec": 0.5})
+def test_the_nth_paper_of_the_previous_answer_is_the_one_asked_about(question, paper,
+                                                                     nth) -> None:
+    """After a list, "the third one" is the third paper the answer named, in its order; it is
+    asked of that paper by its title (the model is shown it alone, with no list to count),
+    whatever its support: the user pointed at it."""
+    calls, find = _find({"omni": 0.1, "ssd": 0.1, "uec": 0.1})
     history = [("which papers?", f"{TITLES['omni']} [1]. {TITLES['ssd']} [2]. {TITLES['uec']} [3].")]
     asked = asked_of_earlier(question, history, titles, find, GATE)
-    assert asked == (f"{question} (follow-up to: which papers?)", frozenset({paper}))
+    assert asked == Scope(f"{question.replace(nth, TITLES[paper])} (follow-up to: which papers?)",
+                          frozenset({paper}), pointed=True)
     # past the end of the list, or after one paper, it points at nothing
     assert asked_of_earlier("what about the fifth one?", history, titles, find, GATE) is None

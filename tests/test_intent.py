@@ -588,6 +588,10 @@ def test_what_a_question_asks_leaves_out_the_label_that_frames_it(question, aske
     ("what does it measure?", False),  # leans on "it": rewritten by the model
     ("what's quantization?", False), ("what is RLHF?", False), ("who are you?", False),
     ("what datasets did DIVERSE use?", False), ("which paper uses EEG?", False),
+    # "the" with nothing in the question it could point at: the conversation's subject
+    ("and the results?", True), ("what about the datasets?", True),
+    ("what about diffusion models?", False),  # a new topic in the previous question's frame
+    ("and the results on ImageNet?", False), ("what about the second paper's method?", False),
 ])
 def test_a_bare_follow_up_is_about_what_was_just_said(question, bare) -> None:
     from assistant.answer.intent import bare_follow_up

@@ -29,7 +29,8 @@ from assistant.answer.markers import (
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
 from assistant.text.sentences import (defined, key_terms, mentions, misspelt, normalise,
-                                      question_names, split_sentences, without_examples)
+                                      question_names, split_sentences, unfinished,
+                                      without_examples)
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
@@ -373,8 +374,8 @@ class CitationChecker:
             if pointed:
                 lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
                 return replace(self.pointer(pointed, lead), pointer=False)
-        if len(terms(sentence)) < 2:
-            return Verdict(sentence, dropped=Dropped(sentence, "no claim to check"))
+        if (cut := not self.papers and unfinished(sentence)) or len(terms(sentence)) < 2:
+            return Verdict(sentence, dropped=Dropped(sentence, cut or "no claim to check"))
         vector = self.embed(sentence)
         results = {e.number: (e, self._supports(e, sentence, vector)) for e in self.evidence}
         supported = [n for n in numbers if n in results and results[n][1][0] > 0]

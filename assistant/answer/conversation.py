@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -45,11 +46,22 @@ from assistant.types import Source
 Find = Callable[[str, frozenset[str] | None], Sequence[Source]]
 
 
+class Scope(NamedTuple):
+    """A question asked of the previous answer's papers."""
+
+    question: str  # as it is asked: "Which paper does relighting?", or joined to the one before
+    papers: frozenset[str]  # the ids of the papers it is asked among
+    # the user's own words point at them ("what optimizer?", "and the results?", "the third
+    # one"), rather than the search finding them best: they are the subject, whatever the
+    # support gate would say of the question's few words
+    pointed: bool = False
+
+
 def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
                      titles: Callable[[], Mapping[str, str]], find: Find,
-                     min_support: float) -> tuple[str, frozenset[str]] | None:
-    """(the question as it is asked, the ids of the previous answer's papers it is asked
-    among), or None when it is asked of every paper. ``titles`` gives every paper's id and
+                     min_support: float) -> Scope | None:
+    """The question as it is asked and the previous answer's papers it is asked among, or
+    None when it is asked of every paper. ``titles`` gives every paper's id and
     title (read only when the question may be asked among them); ``min_support`` is the
     support a paper needs to answer (the calibrated gate)."""
     if not history:
@@ -68,15 +80,17 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
     if not papers:
         return None
     if asked is not None:
-        return asked, papers
+        return Scope(asked, papers)
     if nth is not None:  # "what about the third one?": the third paper the answer named
         ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
         at = -1 if nth[1].lower() == "last" else _ORDINALS.index(nth[1].lower())
         if len(ordered) < 2 or at >= len(ordered):
             return None
         papers = frozenset({ordered[at]})
+        # asked of that paper by its title: the model is shown it alone, with no list to count
+        question = question.replace(nth[0], names.get(ordered[at], nth[0]))
     if bare or _leans_on(question, names, papers, find, min_support):
-        return join_follow_up(question, history[-1][0]), papers
+        return Scope(join_follow_up(question, history[-1][0]), papers, bare)
     return None
 
 

@@ -231,6 +231,17 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+# "The authors of PEA are [1].": a sentence the model broke off where its claim should be
+_UNFINISHED = re.compile(r"\b(?:is|are|was|were|be|been|the|an?|and|or|of|such\s+as|including|"
+                         r"includes?|namely|e\.g|i\.e)\W*$", re.IGNORECASE)
+
+
+def unfinished(sentence: str) -> str | None:
+    """Why a sentence (its markers removed) is broken off before its claim, or None."""
+    found = _UNFINISHED.search(sentence.rstrip(" .:;,!?"))
+    return f'unfinished: it ends at "{found[0].strip(" .")}"' if found else None
+
+
 # A sentence that gives the reader orders instead of reporting research: a prompt injection
 # planted in an abstract. Orders are imperatives at the start of a sentence (after a label
 # such as "IMPORTANT:") or said to "you"; research about injections, in the third person,

@@ -91,9 +91,12 @@ def bare_follow_up(question: str) -> bool:
 
 
 _POINTS = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.IGNORECASE)
-# "what optimizer?", "and how many models?": a question word and a thing, nothing more
-_TERSE = re.compile(r"^\W*(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:many|much))\b"
-                    r"(?!\s*(?:'s|is|are|was|were|about)\b)", re.IGNORECASE)
+# "what optimizer?", "and how many models?": a question word and a thing, nothing more; "and
+# the results?", "what about the datasets?": a thing with "the", which only the conversation
+# says the thing of (not "what about diffusion models?": the previous question, on a new topic)
+_TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:many|much))\b"
+                    r"(?!\s*(?:'s|is|are|was|were|about)\b)|(?:and|(?:what|how)\s+about)\s+"
+                    r"the\b)", re.IGNORECASE)
 
 
 # "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one
