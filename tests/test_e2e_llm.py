@@ -84,6 +84,23 @@ def test_which_of_these_is_answered_among_the_papers_just_listed(bundled_home, m
     assert "asked of the" in " ".join(answer.warnings)
 
 
+def test_a_follow_up_that_points_at_the_paper_just_discussed_is_answered_from_it(
+        bundled_home, minilm, embedded_llm) -> None:
+    """Seen with new users: "what optimizer?" after DIVERSE, its two words close to no
+    abstract, was refused before the model; it is asked of DIVERSE, and every sentence is
+    still checked: "and the authors?" (which no abstract gives) is refused, not answered with
+    "The authors of DIVERSE are [1].", whose every word is in the abstract."""
+    assistant = Assistant(Settings(home=bundled_home), llm=embedded_llm, embeddings=minilm)
+    history = [("tell me about DIVERSE", "DIVERSE is a framework for exploring the Rashomon set "
+                "of deep neural networks, augmenting a pretrained model with FiLM layers [1].")]
+    answer = assistant.ask("what optimizer?", history=history)
+    assert [c.title.split(":")[0] for c in answer.citations] == ["DIVERSE"], answer.text
+    assert "CMA-ES" in answer.text and not answer.abstained
+    assert "asked of the 1 paper of the previous answer" in answer.warnings
+    authors = assistant.ask("and the authors?", history=history)
+    assert authors.abstained and authors.citations == (), authors.text
+
+
 def test_embedded_model_resumes_a_chat_prompt_from_its_saved_state(embedded_llm,
                                                                      monkeypatch) -> None:
     # In a chat the rewrite prompt runs between two answer prompts; the second answer prompt
