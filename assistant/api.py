@@ -146,10 +146,13 @@ class Assistant:
         with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
         from assistant.answer.evidence import recased
         from assistant.server_errors import model_errors
+        from assistant.text.identifiers import with_titles
 
         with model_errors(self.settings):  # the embeddings may come from a server
-            # "qavatar": a name typed in lower case is searched for as the papers write it
-            question = recased(clean_question(question), self.retriever.spelling)
+            # "arXiv 2603.02619": searched for by its title; "qavatar": a name typed in lower
+            # case, as the papers write it
+            question = with_titles(clean_question(question), lambda: self.store.papers(False))[0]
+            question = recased(question, self.retriever.spelling)
             return self._find(question, k, parse_where(where))
 
     def _find(self, question: str, k: int | None, flt: Filter,
@@ -266,16 +269,19 @@ class Assistant:
         out, whether the user pointed at the papers it is asked of); what was read
         differently from what was typed is added to ``warnings``."""
         from assistant.answer.evidence import recased, respelled
+        from assistant.answer.intent import left_out
         from assistant.answer.language import read_in_english
         from assistant.ingest.tokens import truncate
+        from assistant.text.identifiers import with_titles
         from assistant.text.sentences import without_instructions, without_style
 
         limit = self.settings.answer.question_tokens
         text, cut = truncate(self._encoding, clean_question(question), limit)
         if cut:
             warnings.append(f"the question was cut to its first {limit} tokens")
+        text, found = with_titles(text, lambda: self.store.papers(False))  # "arXiv 2603.02619"
         text, read = read_in_english(text, self.llm)  # "Qu'est-ce que GlowQ ?"
-        warnings.extend([read] if read else [])
+        warnings.extend([*found, *([read] if read else [])])
         scope = self.among_earlier(text, history or [], flt)
         if scope is not None:
             standalone, flt = scope[0], flt.among(scope[1])
@@ -296,7 +302,7 @@ class Assistant:
         # "how was timeomni-1 trained?": a name typed in lower case is read as the papers
         # write it
         plain = recased(plain, self.retriever.spelling)
-        standalone, excluded = _left_out(plain)
+        standalone, excluded = left_out(plain)
         if excluded:
             warnings.append("searched without what the question leaves out ("
                             + ", ".join(f'"{x}"' for x in excluded)
@@ -384,15 +390,3 @@ def ask(question: str, history: History | None = None, settings: Settings | None
         assistant = _default.setdefault(settings, Assistant(settings))
     return assistant.ask(question, history=history, where=where)
 
-
-def _left_out(question: str) -> tuple[str, tuple[str, ...]]:
-    """"Which papers use diffusion? (not counting flow matching)": the question without
-    what a list or a which-paper question says to leave out, and those things; searched
-    for, shown and checked is the rest."""
-    from assistant.answer.intent import asks_for_several, identifies
-    from assistant.text.sentences import exclusions
-
-    rest, excluded = exclusions(question)
-    if excluded and (asks_for_several(rest) or identifies(rest)):
-        return rest, excluded
-    return question, ()

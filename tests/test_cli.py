@@ -132,3 +132,19 @@ def test_cli_py_runs_from_a_checkout() -> None:
     result = subprocess.run([sys.executable, "cli.py", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0
     assert "index" in result.stdout and "ask" in result.stdout
+
+
+def test_a_paper_given_by_its_arxiv_link_is_answered_from_that_paper() -> None:
+    """New users paste links: "https://arxiv.org/abs/2603.02619 - what does it propose?" was
+    refused ("The indexed papers do not cover this question."); the link is read as the
+    paper's title, and the user is told. An id the index does not have is said to be so."""
+    assert run_cli("index").returncode == 0
+    result = run_cli("ask", "https://arxiv.org/abs/2603.02619v1 - what does it propose?", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert [c["title"] for c in answer["citations"]] == [
+        "Direct Reward Fine-Tuning on Poses for Single Image to 3D Human in the Wild"], answer
+    assert any(w.startswith("read arXiv 2603.02619 as") for w in answer["warnings"])
+    missing = run_cli("ask", "what is arXiv:2603.99999 about?")
+    assert missing.returncode == 0
+    assert "arXiv 2603.99999 is not in the index" in missing.stdout + missing.stderr

@@ -31,6 +31,7 @@ from assistant.answer.intent.kinds import (
     asks_yes_or_no,
     identifies,
     kind_of,
+    left_out,
     ranks,
     strong_names,
     topic_terms,
@@ -40,6 +41,7 @@ __all__ = [
     "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_for", "asking",
     "asks_for_reference", "bare_follow_up",
     "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
-    "identifies", "join_follow_up", "kind_of", "needs_rewrite", "ranks", "strong_names",
+    "identifies", "join_follow_up", "kind_of", "left_out", "needs_rewrite", "ranks",
+    "strong_names",
     "topic_terms",
 ]

@@ -15,6 +15,7 @@ from typing import Literal
 from assistant.text.sentences import (
     NAME,
     NAME_SUFFIX,
+    exclusions,
     normalise,
     split_sentences,
     without_instructions,
@@ -366,3 +367,13 @@ def asks_for_name(question: str) -> str | None:
     if found is None or _WH_BEFORE.search(own[:found.start()]):
         return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
     return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
+
+
+def left_out(question: str) -> tuple[str, tuple[str, ...]]:
+    """"Which papers use diffusion? (not counting flow matching)": the question without
+    what a list or a which-paper question says to leave out, and those things; searched
+    for, shown and checked is the rest."""
+    rest, excluded = exclusions(question)
+    if excluded and (asks_for_several(rest) or identifies(rest)):
+        return rest, excluded
+    return question, ()

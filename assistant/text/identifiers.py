@@ -1,0 +1,71 @@
+"""Papers a question gives by identifier rather than by name: an arXiv id or link
+("what is arXiv 2603.02619 about?", "https://arxiv.org/abs/2603.01047v2 - summarize this"),
+an OpenReview id or link, or a DOI. Each is read as the indexed paper's title, which the
+search, the checks and the model all know it by; one not in the index is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+_ARXIV = r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?"
+_OPENREVIEW = r"([A-Za-z0-9_\-]{8,14})"
+_DOI = r"(10\.\d{4,9}/[^\s\"'<>]+?)"
+_END = r"(?=[\s\"'<>)\],;]|[.?!:]?(?:\s|$))"
+# (kind, an identifier written with what says it is one: a link, or the kind's name before it)
+_WRITTEN = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
+    ("arxiv", (rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/{_ARXIV}"
+               rf"(?:\.pdf)?/?{_END}|\barxiv\s*(?:id\s*)?[:#]?\s*{_ARXIV}{_END}")),
+    ("openreview", (rf"(?:https?://)?(?:www\.)?openreview\.net/(?:forum|pdf)\?id={_OPENREVIEW}"
+                    rf"[^\s]*?{_END}|\bopenreview\s*(?:id\s*)?[:#]?\s*{_OPENREVIEW}{_END}")),
+    ("doi", rf"(?:https?://)?(?:dx\.)?doi\.org/{_DOI}{_END}|\bdoi\s*[:#]?\s*{_DOI}{_END}"),
+)]
+# one written bare, which only the index can say is an identifier ("2603.02619", "kWZTPWrczs")
+_BARE = [("arxiv", re.compile(rf"(?<![\w./]){_ARXIV}(?![\w/])")),
+         ("doi", re.compile(rf"(?<![\w./]){_DOI}{_END}")),
+         ("openreview", re.compile(rf"(?<![\w./\-\"]){_OPENREVIEW}(?![\w\-])"))]
+_LABEL = {"arxiv": "arXiv", "openreview": "OpenReview", "doi": "DOI"}
+
+
+class _Paper(Protocol):
+    title: str
+    arxiv_id: str | None
+    openreview_id: str | None
+    doi: str | None
+
+
+# what could be one: its kind's name, an arXiv number, a DOI prefix, or a word of mixed case
+_MAYBE = re.compile(r"(?i:arxiv|openreview|doi)|\d{4}\.\d{4}|10\.\d{4}|/\d{7}"
+                    r"|\b(?=(?:[^\W_]*[A-Z]){3})(?=(?:[^\W_]*[a-z]){3})[A-Za-z0-9_\-]{8,14}\b")
+
+
+def with_titles(question: str, papers: Callable[[], Iterable[_Paper]]) -> tuple[str, list[str]]:
+    """(the question with each identifier of an indexed paper read as its title, what was
+    read so or not found, for the user's warnings); ``papers`` is read only when the
+    question has something that could be an identifier."""
+    if not _MAYBE.search(question):
+        return question, []
+    known: dict[tuple[str, str], str] = {}
+    for paper in papers():
+        for kind, value in (("arxiv", paper.arxiv_id), ("openreview", paper.openreview_id),
+                            ("doi", paper.doi)):
+            if value:
+                known[kind, value if kind == "openreview" else value.lower()] = paper.title
+    notes: list[str] = []
+
+    def title(kind: str, match: re.Match[str], bare: bool) -> str:
+        given = next(g for g in match.groups() if g)
+        found = known.get((kind, given if kind == "openreview" else given.lower()))
+        if found is None:
+            if not bare:
+                notes.append(f"{_LABEL[kind]} {given} is not in the index")
+            return match[0]
+        notes.append(f'read {_LABEL[kind]} {given} as "{found}"')
+        return f'"{found}"'
+
+    for bare, patterns in ((False, _WRITTEN), (True, _BARE)):
+        for kind, pattern in patterns:
+            question = pattern.sub(lambda m, k=kind, b=bare: title(k, m, b), question)
+    return question, notes
