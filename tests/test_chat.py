@@ -496,3 +496,21 @@ def test_where_bib_and_save_bib(bundled_home, minilm, tmp_path: Path) -> None:
     library = bibtexparser.parse_string(saved.read_text())
     assert [e["title"] for e in library.entries] == [SAFER]
     assert not list(tmp_path.glob(".refs.bib.*"))  # the temporary file was renamed
+
+
+def test_same_question_for_another_paper_is_the_previous_question_asked_of_it(bundled_home,
+                                                                             minilm) -> None:
+    """Seen with new users: "and for GaussianFusion?" after "What does SSD-GS decompose?" was
+    answered as "tell me about GaussianFusion"; it is the previous question asked of
+    GaussianFusion, swapped in without a model call, and shown as such."""
+    question = "What does GaussianFusion decompose?"
+    first = position(bundled_home, minilm, "What does SSD-GS decompose?", SSD_GS)
+    second = position(bundled_home, minilm, question, FUSION)
+    replies = [f"SSD-GS decomposes reflectance into four components [{first}].",
+               f"GaussianFusion uses 3D Gaussians as a unified representation [{second}]."]
+    code, out, llm = chat(bundled_home, minilm, replies,
+                          ["What does SSD-GS decompose?", "and for GaussianFusion?"])
+    assert code == 0 and len(llm.prompts) == 2  # two answers, no rewrite
+    after = out.split("> and for GaussianFusion?\n")[1]
+    assert after.startswith(f"↳ {question}\n")
+    assert question in llm.prompts[1]

@@ -597,3 +597,32 @@ def test_a_bare_follow_up_is_about_what_was_just_said(question, bare) -> None:
     from assistant.answer.intent import bare_follow_up
 
     assert bare_follow_up(question) is bare
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("same question for TEDM", "what datasets does TEDM use?"),
+    ("and for GaussianFusion?", "what datasets does GaussianFusion use?"),
+    ("what about SSD-GS?", "what datasets does SSD-GS use?"),
+    ("no, I meant GlowQ", "what datasets does GlowQ use?"),
+    ("How about SAFER instead?", "what datasets does SAFER use?"),
+    ("and GlowQ?", "what datasets does GlowQ use?"),
+    # of the same paper, a new topic, or a question of its own: not the previous one again
+    ("what about the datasets?", None), ("what about its limitations?", None),
+    ("what about diffusion models?", None), ("GlowQ?", None), ("what does GlowQ do?", None),
+    ("and how does GlowQ compare?", None), ("tell me about GlowQ", None),
+])
+def test_a_follow_up_naming_another_paper_asks_the_previous_question_of_it(question,
+                                                                           asked) -> None:
+    from assistant.answer.intent import asked_again
+
+    assert asked_again(question, [("what datasets does DIVERSE use?", "…")]) == asked
+    assert asked_again(question, []) is None
+
+
+def test_the_previous_question_asked_again_is_read_through_a_chain_of_them() -> None:
+    from assistant.answer.intent import asked_again
+
+    history = [("what datasets does DIVERSE use?", "…"), ("same for TEDM", "…")]
+    assert asked_again("and for GlowQ?", history) == "what datasets does GlowQ use?"
+    # two papers in the previous question: which one to swap is the model's to read
+    assert asked_again("and for GlowQ?", [("how does SAFER compare with RaLoRA?", "…")]) is None

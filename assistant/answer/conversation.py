@@ -26,6 +26,7 @@ from langchain_core.messages import HumanMessage
 from assistant.answer.chain import ABSTAIN_TEXT, recap
 from assistant.answer.intent import (
     among_earlier,
+    asked_again,
     bare_follow_up,
     join_follow_up,
     kind_of,
@@ -139,6 +140,9 @@ def _leans_on(question: str, titles: Mapping[str, str], papers: frozenset[str], 
 def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatModel) -> str:
     """A follow-up that leans on the conversation ("What does it calibrate?") made standalone
     by the model; other questions are returned as they are."""
+    again = asked_again(question, history)  # "same question for TEDM": no model needed
+    if again is not None:
+        return again
     if not needs_rewrite(question, history):
         return question
     prompt = load_prompt("rewrite").format(history=recap(history), question=question)

@@ -13,6 +13,7 @@ Read off a question here, and nowhere else:
 from assistant.answer.intent.context import (
     about_collection,
     among_earlier,
+    asked_again,
     asks_for_reference,
     bare_follow_up,
     join_follow_up,
@@ -38,7 +39,8 @@ from assistant.answer.intent.kinds import (
 )
 
 __all__ = [
-    "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_for", "asking",
+    "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_again", "asked_for",
+    "asking",
     "asks_for_reference", "bare_follow_up",
     "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
     "identifies", "join_follow_up", "kind_of", "left_out", "needs_rewrite", "ranks",

@@ -99,6 +99,32 @@ _TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:
                     r"the\b)", re.IGNORECASE)
 
 
+# "same question for TEDM", "and for GaussianFusion?", "what about SSD-GS?", "no, I meant GlowQ":
+# the previous question, asked of another subject (not "what about the datasets?": of this one)
+_AGAIN = re.compile(
+    r"^\W*(?:(?:and|but|so|ok(?:ay)?|now|then)\W+)?(?:(?:what|how)\s+about\s+(?:for\s+|with\s+)?"
+    r"|(?:the\s+)?same\s+(?:question\s+|thing\s+)?(?:for|about|with|of)\s+|(?:for|with)\s+"
+    r"|(?:(?:no|nope|sorry|oops|wait)\W+)?i\s+meant\s+|(?<=\band\s)(?=\S+\W*$))"
+    r"(?P<subject>(?!(?:the|its?|their|them|they|this|that|these|those)\b)[^?.!,;]{1,60}?)"
+    r"(?:\s+instead)?\W*$", re.IGNORECASE)
+
+
+def asked_again(question: str, history: Sequence[tuple[str, str]]) -> str | None:
+    """The previous question asked of the paper this follow-up names instead ("same question
+    for TEDM" after "what datasets does DIVERSE use?": "what datasets does TEDM use?"), when
+    that question named one paper and this one names another; else None."""
+    found = _AGAIN.match(question) if history else None
+    if found is None or len(found["subject"].split()) > 5 or not _NAMED.search(found["subject"]):
+        return None
+    before = history[-1][0]
+    before = asked_again(before, history[:-1]) or before  # "and for GlowQ?" after "same for X"
+    names = set(_NAMED.findall(before))
+    if len(names) != 1:
+        return None  # several, or none to swap: the model rewrites it, as any follow-up
+    [name] = names
+    return re.sub(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", found["subject"].strip(), before)
+
+
 # "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one
 _SET_AGAINST = re.compile(
     r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
