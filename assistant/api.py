@@ -284,8 +284,8 @@ class Assistant:
         warnings.extend([*found, *([read] if read else [])])
         scope = self.among_earlier(text, history or [], flt)
         if scope is not None:
-            standalone, flt = scope[0], flt.among(scope[1])
-            count = len(scope[1])
+            standalone, flt = scope.question, flt.among(scope.papers)
+            count = len(scope.papers)
             warnings.append(f"asked of the {count} paper{'s' * (count > 1)} of the previous answer")
         else:
             standalone = self.rewrite(text, history or [])

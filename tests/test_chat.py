@@ -514,3 +514,18 @@ def test_same_question_for_another_paper_is_the_previous_question_asked_of_it(bu
     after = out.split("> and for GaussianFusion?\n")[1]
     assert after.startswith(f"↳ {question}\n")
     assert question in llm.prompts[1]
+
+
+def test_a_few_words_pointing_at_the_paper_just_discussed_pass_no_support_gate(bundled_home,
+                                                                              minilm) -> None:
+    """"what optimizer?" after DIVERSE, asked with the question before it, supports DIVERSE
+    too little to pass the support gate (0.38, the gate 0.39), and was refused before the model; the user pointed at DIVERSE, so it is
+    asked of DIVERSE alone and the model's sentence is checked as any other."""
+    llm = Recording(responses=["DIVERSE explores the Rashomon set with CMA-ES [1]."])
+    assistant = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm)
+    history = [("tell me about DIVERSE", "DIVERSE is a framework for exploring the Rashomon "
+                "set of deep neural networks [1].")]
+    answer = assistant.ask("what optimizer?", history=history)
+    assert len(llm.prompts) == 1 and not answer.abstained, answer.text
+    assert [c.title.split(":")[0] for c in answer.citations] == ["DIVERSE"]
+    assert "asked of the 1 paper of the previous answer" in answer.warnings

@@ -763,6 +763,7 @@ def test_a_name_in_the_plural_is_held_by_its_singular() -> None:
 @pytest.mark.parametrize(("sentence", "kept"), [
     ("The authors of AlphaNet are [1].", False),  # broken off where its claim should be
     ("AlphaNet's training time is [1]:", False),
+    ("AlphaNet improves accuracy on CIFAR-10 with sparse layers, as in Plan A [1].", True),
     ("AlphaNet improves accuracy by 12% on CIFAR-10 [1].", True),
     ("AlphaNet improves accuracy on CIFAR-10, as its sparse layers are [1]?", False),
 ])
@@ -770,16 +771,21 @@ def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: 
     """Seen after "and the authors?" of a paper: the model, with nothing to say, wrote "The
     authors of PEA are [1]." Every word of it is in the abstract; it claims nothing."""
     evidence = [_evidence(1, "AlphaNet", "The authors of AlphaNet improve accuracy by 12% on "
-                          "CIFAR-10 with sparse layers; training time is short.")]
+                          "CIFAR-10 with sparse layers, as in Plan A; training time is short.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="What does AlphaNet do?")
     verdict = checker.check(sentence)
     assert (verdict.dropped is None) is kept, verdict
     if not kept:
         assert verdict.dropped is not None and verdict.dropped.reason.startswith("unfinished")
-    # asked for a paper, "[1]" is the paper: "The paper that does X is [1]." names it
+
+
+def test_asked_for_a_paper_a_sentence_ending_at_its_marker_names_it() -> None:
+    """"Which paper …?": "[1]" is the paper, "The work with the shortest training time is
+    [1]." names it, and is checked as any sentence is."""
+    evidence = [_evidence(1, "AlphaNet", "The authors of AlphaNet improve accuracy by 12% on "
+                          "CIFAR-10 with sparse layers; training time is short.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
-                              question="Which paper improves accuracy with sparse layers?",
-                              papers=True)
-    named = checker.check("The paper that improves accuracy with sparse layers is [1].")
+                              question="Which paper is best on CIFAR-10?", papers=True)
+    named = checker.check("The work with the shortest training time is [1].")
     assert named.dropped is None and named.numbers == (1,), named

@@ -136,5 +136,12 @@ def test_the_nth_paper_of_the_previous_answer_is_the_one_asked_about(question, p
     asked = asked_of_earlier(question, history, titles, find, GATE)
     assert asked == Scope(f"{question.replace(nth, TITLES[paper])} (follow-up to: which papers?)",
                           frozenset({paper}), pointed=True)
+    # an ordinal inside a question of its own points at nothing
+    for own in ("Which is the first paper to use diffusion for relighting?",
+                "compare the first one with GlowQ"):
+        assert asked_of_earlier(own, history, titles, find, GATE) is None, own
+    # "why?" after a list is asked among its papers, and the support gate still decides
+    assert asked_of_earlier("why?", history, titles, find, GATE) == Scope(
+        "why? (follow-up to: which papers?)", frozenset({"omni", "ssd", "uec"}), pointed=False)
     # past the end of the list, or after one paper, it points at nothing
     assert asked_of_earlier("what about the fifth one?", history, titles, find, GATE) is None

@@ -19,7 +19,10 @@ class Paper:
 
 
 PAPERS = [Paper("DrPose", "2603.02619", "kWZTPWrczs"), Paper("GFlowNet", "2603.01047"),
-          Paper("Old One", "cs/0101001", doi="10.1145/3583780.3615012")]
+          Paper("Old One", "cs/0101001", doi="10.1145/3583780.3615012"),
+          # as a BibTeX file may give them: a version, a prefix, a link; an id in lower case
+          Paper("Lancet", "arXiv:2601.00001v2", "7fwd3vjipk",
+                doi="https://doi.org/10.1016/S0140-6736(20)30183-5")]
 
 
 @pytest.mark.parametrize(("question", "read"), [
@@ -34,6 +37,12 @@ PAPERS = [Paper("DrPose", "2603.02619", "kWZTPWrczs"), Paper("GFlowNet", "2603.0
     ("is arXiv cs/0101001 any good?", 'is "Old One" any good?'),
     ("see https://doi.org/10.1145/3583780.3615012.", 'see "Old One".'),
     ("DOI: 10.1145/3583780.3615012 - what's the method?", '"Old One" - what\'s the method?'),
+    ("arxiv.org/abs/2603.02619?context=cs what is it?", '"DrPose" what is it?'),
+    ("https://openreview.net/forum?noteId=x&id=kWZTPWrczs what?", '"DrPose" what?'),
+    ("what is arXiv 2601.00001?", 'what is "Lancet"?'),
+    ("doi 10.1016/s0140-6736(20)30183-5 in short", '"Lancet" in short'),
+    ("see https://doi.org/10.1016/S0140-6736(20)30183-5/ please", 'see "Lancet" please'),
+    ("what is 7fwd3vjipk?", 'what is "Lancet"?'),
 ])
 def test_an_identifier_of_an_indexed_paper_is_read_as_its_title(question: str, read: str) -> None:
     asked, notes = with_titles(question, lambda: PAPERS)
@@ -53,6 +62,7 @@ def test_an_identifier_the_index_does_not_have_is_reported_and_left_as_it_is(que
 @pytest.mark.parametrize("question", [
     "a reward of 1234.5678?", "what does GlowQ do?", "how does DrPose15K compare?",
     "is 2603.00001 a prime?",  # bare and not an indexed id: a number
+    "does the openreview discussion mention baselines?", "is MobileNetV3 used?",
 ])
 def test_what_is_not_an_identifier_is_left_alone(question: str) -> None:
     assert with_titles(question, lambda: PAPERS) == (question, [])

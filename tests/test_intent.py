@@ -592,6 +592,8 @@ def test_what_a_question_asks_leaves_out_the_label_that_frames_it(question, aske
     ("and the results?", True), ("what about the datasets?", True),
     ("what about diffusion models?", False),  # a new topic in the previous question's frame
     ("and the results on ImageNet?", False), ("what about the second paper's method?", False),
+    ("ok, what about the datasets?", True),
+    ("and the others?", False), ("what about the rest?", False),  # the other papers: not these
 ])
 def test_a_bare_follow_up_is_about_what_was_just_said(question, bare) -> None:
     from assistant.answer.intent import bare_follow_up

@@ -68,7 +68,7 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
     if not history:
         return None
     asked = among_earlier(question)
-    nth = _NTH.search(question) if asked is None else None
+    nth = _NTH.match(question) if asked is None else None
     bare = asked is None and (nth is not None or bare_follow_up(question))
     if asked is None and not bare and (
             kind_of(question) != "fact" or needs_rewrite(question, history)
@@ -84,20 +84,24 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
         return Scope(asked, papers)
     if nth is not None:  # "what about the third one?": the third paper the answer named
         ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
-        at = -1 if nth[1].lower() == "last" else _ORDINALS.index(nth[1].lower())
+        at = -1 if nth[2].lower() == "last" else _ORDINALS.index(nth[2].lower())
         if len(ordered) < 2 or at >= len(ordered):
             return None
         papers = frozenset({ordered[at]})
         # asked of that paper by its title: the model is shown it alone, with no list to count
-        question = question.replace(nth[0], names.get(ordered[at], nth[0]))
+        question = question.replace(nth[1], names.get(ordered[at], nth[1]))
     if bare or _leans_on(question, names, papers, find, min_support):
-        return Scope(join_follow_up(question, history[-1][0]), papers, bare)
+        # pointed at the one paper just discussed; after a list, "why?" keeps the gate
+        return Scope(join_follow_up(question, history[-1][0]), papers, bare and len(papers) == 1)
     return None
 
 
 _ORDINALS = ["first", "second", "third", "fourth", "fifth"]
-_NTH = re.compile(rf"\bthe\s+({'|'.join(_ORDINALS)}|last)\s+(?:one|paper|work|method|study)\b",
-                  re.IGNORECASE)
+# the whole question points at one of the list ("which is the first paper to use X?" does not)
+_NTH = re.compile(rf"^\W*(?:(?:and|so|ok(?:ay)?|but|now)\W+)?(?:(?:what|how)\s+about\s+|tell\s+me"
+                  rf"\s+(?:more\s+)?about\s+|more\s+(?:on|about)\s+|(?:explain|summari[sz]e|describe)"
+                  rf"\s+)?(the\s+({'|'.join(_ORDINALS)}|last)(?:\s+(?:one|paper|work|method|study))?)"
+                  rf"\W*$", re.IGNORECASE)
 
 
 def _first_at(answer: str, title: str) -> int:

@@ -96,14 +96,18 @@ class Chat:
 
     def ask(self, line: str) -> None:
         from assistant.api import clean_question
+        from assistant.text.identifiers import with_titles
 
         question = clean_question(line)
         self.view.echo(question)
         started = time.perf_counter()
         with self.view.waiting("reading the follow-up in context…"):
             # "Which of these …?" is asked among the previous answer's papers, the rest rewritten
-            scoped = self.assistant.among_earlier(question, self.history)
-            standalone = scoped[0] if scoped else self.assistant.rewrite(question, self.history)
+            # "https://arxiv.org/abs/… - what does it propose?": the paper by its title first,
+            # so that "it" is not read as the previous answer's paper
+            read = with_titles(question, self.papers)[0]
+            scoped = self.assistant.among_earlier(read, self.history)
+            standalone = scoped.question if scoped else self.assistant.rewrite(read, self.history)
         rewrite = time.perf_counter() - started
         if standalone != question:
             self.view.note(f"↳ {standalone}")

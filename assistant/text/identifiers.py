@@ -12,20 +12,25 @@ from typing import Protocol
 
 _ARXIV = r"(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?"
 _OPENREVIEW = r"([A-Za-z0-9_\-]{8,14})"
-_DOI = r"(10\.\d{4,9}/[^\s\"'<>]+?)"
+# an OpenReview id after its kind's name without ":" or "=": one that looks like an id (a
+# digit, a capital inside, "_" or "-"), not "the openreview discussion"
+_OPENREVIEW_LIKE = r"((?=[\w\-]*(?-i:\d|[a-z][A-Z]|[A-Z]{2}|[_\-]))[A-Za-z0-9_\-]{8,14})"
+_DOI = r"(10\.\d{4,9}/(?:[^\s\"'<>()]|\([^\s\"'<>()]*\))+?)"  # "…/S0140-6736(20)30183-5"
 _END = r"(?=[\s\"'<>)\],;]|[.?!:]?(?:\s|$))"
+_QUERY = r"(?:[?#&][^\s]*?)?"  # "?context=cs", "#section", "&noteId=…"
 # (kind, an identifier written with what says it is one: a link, or the kind's name before it)
 _WRITTEN = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in (
     ("arxiv", (rf"(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/{_ARXIV}"
-               rf"(?:\.pdf)?/?{_END}|\barxiv\s*(?:id\s*)?[:#]?\s*{_ARXIV}{_END}")),
-    ("openreview", (rf"(?:https?://)?(?:www\.)?openreview\.net/(?:forum|pdf)\?id={_OPENREVIEW}"
-                    rf"[^\s]*?{_END}|\bopenreview\s*(?:id\s*)?[:#]?\s*{_OPENREVIEW}{_END}")),
-    ("doi", rf"(?:https?://)?(?:dx\.)?doi\.org/{_DOI}{_END}|\bdoi\s*[:#]?\s*{_DOI}{_END}"),
+               rf"(?:\.pdf)?/?{_QUERY}{_END}|\barxiv\s*(?:id\s*)?[:#]?\s*{_ARXIV}{_END}")),
+    ("openreview", (rf"(?:https?://)?(?:www\.)?openreview\.net/(?:forum|pdf)\?(?:[^\s]*?&)?id="
+                    rf"{_OPENREVIEW}{_QUERY}{_END}|\bopenreview(?:\s*id)?\s*[:#=]\s*{_OPENREVIEW}"
+                    rf"{_END}|\bopenreview\s+(?:id\s+)?{_OPENREVIEW_LIKE}{_END}")),
+    ("doi", rf"(?:https?://)?(?:dx\.)?doi\.org/{_DOI}/?{_END}|\bdoi\s*[:#]?\s*{_DOI}/?{_END}"),
 )]
 # one written bare, which only the index can say is an identifier ("2603.02619", "kWZTPWrczs")
-_BARE = [("arxiv", re.compile(rf"(?<![\w./]){_ARXIV}(?![\w/])")),
-         ("doi", re.compile(rf"(?<![\w./]){_DOI}{_END}")),
-         ("openreview", re.compile(rf"(?<![\w./\-\"]){_OPENREVIEW}(?![\w\-])"))]
+_BARE = [("arxiv", re.compile(rf"(?<![\w./=&]){_ARXIV}(?![\w/])")),
+         ("doi", re.compile(rf"(?<![\w./=&]){_DOI}{_END}")),
+         ("openreview", re.compile(rf"(?<![\w./=&\-\"]){_OPENREVIEW}(?![\w\-])"))]
 _LABEL = {"arxiv": "arXiv", "openreview": "OpenReview", "doi": "DOI"}
 
 
@@ -36,9 +41,20 @@ class _Paper(Protocol):
     doi: str | None
 
 
-# what could be one: its kind's name, an arXiv number, a DOI prefix, or a word of mixed case
+# what could be one: its kind's name, an arXiv number, a DOI prefix, or a word that could be
+# an OpenReview id (letters with a digit, or of mixed case)
 _MAYBE = re.compile(r"(?i:arxiv|openreview|doi)|\d{4}\.\d{4}|10\.\d{4}|/\d{7}"
-                    r"|\b(?=(?:[^\W_]*[A-Z]){3})(?=(?:[^\W_]*[a-z]){3})[A-Za-z0-9_\-]{8,14}\b")
+                    r"|\b(?=[\w\-]*\d)(?=[\w\-]*[A-Za-z])[\w\-]{8,14}\b"
+                    r"|\b(?=(?:[\w\-]*[A-Z]){2})(?=(?:[\w\-]*[a-z]){2})[\w\-]{8,14}\b")
+
+
+def _stored(kind: str, value: str) -> str:
+    """An identifier as it is looked up: an arXiv id without "arXiv:" or its version, a DOI
+    without its link, both in lower case (as a BibTeX file may give them)."""
+    if kind == "openreview":
+        return value.strip()
+    value = re.sub(r"^(?:arxiv:|https?://(?:dx\.)?doi\.org/|doi:)", "", value.strip().lower())
+    return re.sub(r"v\d+$", "", value) if kind == "arxiv" else value
 
 
 def with_titles(question: str, papers: Callable[[], Iterable[_Paper]]) -> tuple[str, list[str]]:
@@ -52,12 +68,12 @@ def with_titles(question: str, papers: Callable[[], Iterable[_Paper]]) -> tuple[
         for kind, value in (("arxiv", paper.arxiv_id), ("openreview", paper.openreview_id),
                             ("doi", paper.doi)):
             if value:
-                known[kind, value if kind == "openreview" else value.lower()] = paper.title
+                known[kind, _stored(kind, value)] = paper.title
     notes: list[str] = []
 
     def title(kind: str, match: re.Match[str], bare: bool) -> str:
         given = next(g for g in match.groups() if g)
-        found = known.get((kind, given if kind == "openreview" else given.lower()))
+        found = known.get((kind, _stored(kind, given)))
         if found is None:
             if not bare:
                 notes.append(f"{_LABEL[kind]} {given} is not in the index")

@@ -232,7 +232,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 # "The authors of PEA are [1].": a sentence the model broke off where its claim should be
-_UNFINISHED = re.compile(r"\b(?:is|are|was|were|be|been|the|an?|and|or|of|such\s+as|including|"
+_UNFINISHED = re.compile(r"\b(?:is|are|was|were|be|been|the|(?-i:an?)|and|or|of|such\s+as|including|"
                          r"includes?|namely|e\.g|i\.e)\W*$", re.IGNORECASE)
 
 

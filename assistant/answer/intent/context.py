@@ -84,7 +84,8 @@ def bare_follow_up(question: str) -> bool:
     if _BARE.match(question) is not None:
         return True
     words = re.findall(r"[\w\-']+", question)
-    return (len(words) <= 4 and _TERSE.match(question) is not None
+    lead = int(bool(words) and words[0].lower() in ("and", "so", "ok", "okay", "but"))
+    return (len(words) - lead <= 4 and _TERSE.match(question) is not None
             and not _POINTS.search(question)  # "what does it measure?" is rewritten
             and not any(w[1:] != w[1:].lower() or w[0].isupper() and i for i, w in enumerate(words))
             and kind_of(question) == "fact")
@@ -94,9 +95,10 @@ _POINTS = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re
 # "what optimizer?", "and how many models?": a question word and a thing, nothing more; "and
 # the results?", "what about the datasets?": a thing with "the", which only the conversation
 # says the thing of (not "what about diffusion models?": the previous question, on a new topic)
-_TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)?\W*(?:what|which|how\s+(?:many|much))\b"
-                    r"(?!\s*(?:'s|is|are|was|were|about)\b)|(?:and|(?:what|how)\s+about)\s+"
-                    r"the\b)", re.IGNORECASE)
+_TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)\W+)?(?:(?:what|which|how\s+(?:many|much))\b"
+                    r"(?!\s*(?:'s|is|are|was|were|about)\b)|(?:and\s+|(?:what|how)\s+about\s+)the\s+"
+                    r"(?!(?:others?|rest|remaining|former|latter|first|second|third|last)\b))",
+                    re.IGNORECASE)
 
 
 # "same question for TEDM", "and for GaussianFusion?", "what about SSD-GS?", "no, I meant GlowQ":
