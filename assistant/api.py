@@ -89,6 +89,7 @@ class Assistant:
         self._retriever: HybridRetriever | None = None
         self._judge: tuple[Judge | None] | None = None  # built with the model, once
         self._keys: tuple[str, dict[str, str]] | None = None  # (index version, BibTeX keys)
+        self._listed: tuple[str, list[PaperInfo]] | None = None  # (index version, papers)
         self._build_lock = threading.RLock()
 
     # Parts -------------------------------------------------------------------------
@@ -141,6 +142,13 @@ class Assistant:
         flt = parse_where(where)
         return [p for p in self.store.papers(abstracts) if flt.matches(p.__dict__)]
 
+    def _papers(self) -> list[PaperInfo]:
+        """Every paper's title and ids (for identifiers, follow-ups), read as the index changes."""
+        version = self.store.version()
+        if self._listed is None or self._listed[0] != version:
+            self._listed = (version, self.store.papers(False))
+        return self._listed[1]
+
     def retrieve(self, question: str, k: int | None = None, where: Where = None) -> list[Source]:
         """The ``k`` papers most relevant to ``question``, best first, one entry per paper;
         with ``where`` (``"year>=2024"``, or a list that must all hold) only papers it matches."""
@@ -151,7 +159,7 @@ class Assistant:
         with model_errors(self.settings):  # the embeddings may come from a server
             # "arXiv 2603.02619": searched for by its title; "qavatar": a name typed in lower
             # case, as the papers write it
-            question = with_titles(clean_question(question), lambda: self.store.papers(False))[0]
+            question = with_titles(clean_question(question), self._papers)[0]
             question = recased(question, self.retriever.spelling)
             return self._find(question, k, parse_where(where))
 
@@ -279,7 +287,7 @@ class Assistant:
         text, cut = truncate(self._encoding, clean_question(question), limit)
         if cut:
             warnings.append(f"the question was cut to its first {limit} tokens")
-        text, found = with_titles(text, lambda: self.store.papers(False))  # "arXiv 2603.02619"
+        text, found = with_titles(text, self._papers)  # "arXiv 2603.02619"
         text, read = read_in_english(text, self.llm)  # "Qu'est-ce que GlowQ ?"
         warnings.extend([*found, *([read] if read else [])])
         scope = self.among_earlier(text, history or [], flt)
@@ -355,7 +363,7 @@ class Assistant:
             return None
         flt = parse_where(where)
         return asked_of_earlier(
-            question, history, lambda: {p.id: p.title for p in self.store.papers(False)},
+            question, history, lambda: {p.id: p.title for p in self._papers()},
             lambda q, among: self._find(q, None, flt if among is None else flt.among(among)),
             calibration().threshold)
 
