@@ -74,3 +74,14 @@ def test_the_index_is_read_only_when_the_question_may_hold_an_identifier() -> No
 
     assert with_titles("what does GlowQ do to quantized LLMs?", unread) == (
         "what does GlowQ do to quantized LLMs?", [])
+
+
+def test_an_imported_records_url_or_note_gives_its_ids() -> None:
+    """The same reading of links as in questions gives a BibTeX or JSON record its ids."""
+    from assistant.text.identifiers import written_ids
+
+    assert written_ids("arXiv preprint arXiv:2603.02619v2") == {"arxiv_id": "2603.02619"}
+    assert written_ids("https://openreview.net/forum?id=kWZTPWrczs, see "
+                       "https://arxiv.org/pdf/cs/0101001.pdf") == {
+        "arxiv_id": "cs/0101001", "openreview_id": "kWZTPWrczs"}
+    assert written_ids("published in Nature 2024") == {}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import InputFileError
+from assistant.text.identifiers import written_ids
 
 NO_ABSTRACT = "no abstract"
 
@@ -45,9 +46,6 @@ class Reference:
 
 Item = Reference | str  # a reader yields a record, or the reason it skipped one
 
-_ARXIV_ID = re.compile(
-    r"(?:arxiv\.org/(?:abs|pdf)/|arXiv:\s*)([a-z\-.]*/?\d{4}\.?\d{3,5})(?:v\d+)?", re.IGNORECASE)
-_OPENREVIEW_ID = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([\w\-]+)")
 YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 
 
@@ -119,9 +117,7 @@ def ids_in(*texts: object) -> dict[str, str]:
     """arXiv and OpenReview ids found in urls, notes and journal fields."""
     found: dict[str, str] = {}
     for text in texts:
-        if text and (m := _ARXIV_ID.search(str(text))):
-            found.setdefault("arxiv_id", m.group(1))
-        if text and (m := _OPENREVIEW_ID.search(str(text))):
-            found.setdefault("openreview_id", m.group(1))
+        for kind, value in written_ids(str(text or "")).items():
+            found.setdefault(kind, value)
     return found
 

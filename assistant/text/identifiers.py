@@ -57,6 +57,16 @@ def _stored(kind: str, value: str) -> str:
     return re.sub(r"v\d+$", "", value) if kind == "arxiv" else value
 
 
+def written_ids(text: str) -> dict[str, str]:
+    """The first arXiv and OpenReview id a text writes as one (a link, "arXiv:2603.02619"),
+    by kind ("arxiv_id", "openreview_id"): what an imported record's url or note gives."""
+    found: dict[str, str] = {}
+    for kind, pattern in _WRITTEN[:2]:
+        if match := pattern.search(text):
+            found[f"{kind}_id"] = next(g for g in match.groups() if g)
+    return found
+
+
 def with_titles(question: str, papers: Callable[[], Iterable[_Paper]]) -> tuple[str, list[str]]:
     """(the question with each identifier of an indexed paper read as its title, what was
     read so or not found, for the user's warnings); ``papers`` is read only when the
