@@ -145,3 +145,14 @@ def test_the_nth_paper_of_the_previous_answer_is_the_one_asked_about(question, p
         "why? (follow-up to: which papers?)", frozenset({"omni", "ssd", "uec"}), pointed=False)
     # past the end of the list, or after one paper, it points at nothing
     assert asked_of_earlier("what about the fifth one?", history, titles, find, GATE) is None
+
+
+def test_compare_them_after_a_list_names_the_listed_papers() -> None:
+    """"compare them" after a list was rewritten by the model into the list question again;
+    it is asked of the listed papers by name, in the answer's order; after one paper it is
+    not a comparison."""
+    _, find = _find({"omni": 0.5, "ssd": 0.5})
+    listed = [("which papers?", f"{TITLES['ssd']} [1]. {TITLES['omni']} [2].")]
+    assert asked_of_earlier("compare them", listed, titles, find, GATE) == Scope(
+        "Compare SSD-GS and TimeOmni-1.", frozenset({"ssd", "omni"}))
+    assert asked_of_earlier("summarize both", HISTORY, titles, find, GATE) is None

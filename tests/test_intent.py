@@ -592,7 +592,9 @@ def test_what_a_question_asks_leaves_out_the_label_that_frames_it(question, aske
     ("and the results?", True), ("what about the datasets?", True),
     ("what about diffusion models?", False),  # a new topic in the previous question's frame
     ("and the results on ImageNet?", False), ("what about the second paper's method?", False),
-    ("ok, what about the datasets?", True),
+    ("ok, what about the datasets?", True), ("any limitations?", True), ("and any code?", True),
+    ("any work on diffusion?", False), ("any papers on RL?", False),  # ask for papers
+    ("any limitations of GlowQ?", False),
     ("and the others?", False), ("what about the rest?", False),  # the other papers: not these
 ])
 def test_a_bare_follow_up_is_about_what_was_just_said(question, bare) -> None:
@@ -628,3 +630,15 @@ def test_the_previous_question_asked_again_is_read_through_a_chain_of_them() -> 
     assert asked_again("and for GlowQ?", history) == "what datasets does GlowQ use?"
     # two papers in the previous question: which one to swap is the model's to read
     assert asked_again("and for GlowQ?", [("how does SAFER compare with RaLoRA?", "…")]) is None
+
+
+@pytest.mark.parametrize(("question", "verb"), [
+    ("compare them", "Compare"), ("summarize both", "Summarize"), ("Can you contrast the two?",
+                                                                    "Contrast"),
+    ("ok, describe both of them please", "Describe"),
+    ("compare them with GlowQ", None), ("summarize both papers on RL", None), ("why?", None),
+])
+def test_a_request_about_the_previous_papers_together(question: str, verb: str | None) -> None:
+    from assistant.answer.intent import asks_of_them_together
+
+    assert asks_of_them_together(question) == verb

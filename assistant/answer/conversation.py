@@ -27,6 +27,7 @@ from assistant.answer.chain import ABSTAIN_TEXT, recap
 from assistant.answer.intent import (
     among_earlier,
     asked_again,
+    asks_of_them_together,
     bare_follow_up,
     join_follow_up,
     kind_of,
@@ -68,9 +69,10 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
     if not history:
         return None
     asked = among_earlier(question)
-    nth = _NTH.match(question) if asked is None else None
+    together = asks_of_them_together(question)  # "compare them"
+    nth = _NTH.match(question) if asked is None and together is None else None
     bare = asked is None and (nth is not None or bare_follow_up(question))
-    if asked is None and not bare and (
+    if asked is None and not bare and together is None and (
             kind_of(question) != "fact" or needs_rewrite(question, history)
             or strong_names(question)):
         return None  # asks for papers, leans on "it" (rewritten), or names its own subject
@@ -82,6 +84,12 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
         return None
     if asked is not None:
         return Scope(asked, papers)
+    if together is not None:  # "Compare GaussianFusion and SSD-GS", in the answer's order
+        if len(papers) < 2:
+            return None
+        ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
+        called = [(short_names(names[i]) or [names[i]])[0] for i in ordered]
+        return Scope(f"{together} {', '.join(called[:-1])} and {called[-1]}.", papers)
     if nth is not None:  # "what about the third one?": the third paper the answer named
         ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
         at = -1 if nth[2].lower() == "last" else _ORDINALS.index(nth[2].lower())

@@ -15,6 +15,7 @@ from assistant.answer.intent.context import (
     among_earlier,
     asked_again,
     asks_for_reference,
+    asks_of_them_together,
     bare_follow_up,
     join_follow_up,
     needs_rewrite,
@@ -41,7 +42,7 @@ from assistant.answer.intent.kinds import (
 __all__ = [
     "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_again", "asked_for",
     "asking",
-    "asks_for_reference", "bare_follow_up",
+    "asks_for_reference", "asks_of_them_together", "bare_follow_up",
     "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
     "identifies", "join_follow_up", "kind_of", "left_out", "needs_rewrite", "ranks",
     "strong_names",

@@ -48,6 +48,20 @@ _AMONG = re.compile(rf"^\W*(?:of|among|from)\s+{_EARLIER}\s*,\s*(?P<rest>.+)|\b(
                     rf"of\s+{_EARLIER}\b", re.IGNORECASE | re.DOTALL)
 
 
+# "compare them", "summarize both", "contrast the two": the previous answer's papers, together
+_TOGETHER = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|now|then)\W+)?(?:(?:can|could)\s+you\s+|please\s+)?"
+                       r"(?P<verb>compare|contrast|summari[sz]e|describe|explain)\s+(?:them|both|the\s+"
+                       r"(?:two|three)|these(?:\s+two)?|those(?:\s+two)?|(?:all|both)\s+of\s+them)"
+                       r"(?:\s+(?:please|for\s+me))?\W*$", re.IGNORECASE)
+
+
+def asks_of_them_together(question: str) -> str | None:
+    """The verb of a request about the previous answer's papers together ("compare them":
+    "Compare"), or None."""
+    found = _TOGETHER.match(question)
+    return found["verb"].capitalize() if found else None
+
+
 def among_earlier(question: str) -> str | None:
     """The question asked of the papers the previous answer gave, without pointing at them
     ("Which of these does relighting?": "Which paper does relighting?"), or None."""
@@ -92,11 +106,13 @@ def bare_follow_up(question: str) -> bool:
 
 
 _POINTS = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.IGNORECASE)
-# "what optimizer?", "and how many models?": a question word and a thing, nothing more; "and
-# the results?", "what about the datasets?": a thing with "the", which only the conversation
-# says the thing of (not "what about diffusion models?": the previous question, on a new topic)
-_TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)\W+)?(?:(?:what|which|how\s+(?:many|much))\b"
-                    r"(?!\s*(?:'s|is|are|was|were|about)\b)|(?:and\s+|(?:what|how)\s+about\s+)the\s+"
+# "what optimizer?", "and how many models?", "any limitations?": a question word and a thing,
+# nothing more; "and the results?", "what about the datasets?": a thing with "the", which only
+# the conversation says the thing of (not "what about diffusion models?": the previous
+# question, on a new topic)
+_TERSE = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|but)\W+)?(?:any\s+(?=\w+\W*$)|(?:what|which|"
+                    r"how\s+(?:many|much))\b(?!\s*(?:'s|is|are|was|were|about)\b)|"
+                    r"(?:and\s+|(?:what|how)\s+about\s+)the\s+"
                     r"(?!(?:others?|rest|remaining|former|latter|first|second|third|last)\b))",
                     re.IGNORECASE)
 
