@@ -154,5 +154,5 @@ def test_compare_them_after_a_list_names_the_listed_papers() -> None:
     _, find = _find({"omni": 0.5, "ssd": 0.5})
     listed = [("which papers?", f"{TITLES['ssd']} [1]. {TITLES['omni']} [2].")]
     assert asked_of_earlier("compare them", listed, titles, find, GATE) == Scope(
-        "Compare SSD-GS and TimeOmni-1.", frozenset({"ssd", "omni"}))
+        "compare SSD-GS and TimeOmni-1.", frozenset({"ssd", "omni"}))
     assert asked_of_earlier("summarize both", HISTORY, titles, find, GATE) is None

@@ -633,9 +633,9 @@ def test_the_previous_question_asked_again_is_read_through_a_chain_of_them() -> 
 
 
 @pytest.mark.parametrize(("question", "verb"), [
-    ("compare them", "Compare"), ("summarize both", "Summarize"), ("Can you contrast the two?",
-                                                                    "Contrast"),
-    ("ok, describe both of them please", "Describe"),
+    ("compare them", "compare"), ("summarize both", "summarize"), ("Can you contrast the two?",
+                                                                    "contrast"),
+    ("ok, describe both of them please", "describe"),
     ("compare them with GlowQ", None), ("summarize both papers on RL", None), ("why?", None),
 ])
 def test_a_request_about_the_previous_papers_together(question: str, verb: str | None) -> None:

@@ -84,7 +84,7 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
         return None
     if asked is not None:
         return Scope(asked, papers)
-    if together is not None:  # "Compare GaussianFusion and SSD-GS", in the answer's order
+    if together is not None:  # "compare GaussianFusion and SSD-GS", in the answer's order
         if len(papers) < 2:
             return None
         ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))

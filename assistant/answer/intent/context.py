@@ -57,9 +57,10 @@ _TOGETHER = re.compile(r"^\W*(?:(?:and|so|ok(?:ay)?|now|then)\W+)?(?:(?:can|coul
 
 def asks_of_them_together(question: str) -> str | None:
     """The verb of a request about the previous answer's papers together ("compare them":
-    "Compare"), or None."""
+    "compare"), or None; in lower case, as "Compare" inside a later follow-up's "(follow-up
+    to: …)" would be read as a name one letter off "compared"."""
     found = _TOGETHER.match(question)
-    return found["verb"].capitalize() if found else None
+    return found["verb"].lower() if found else None
 
 
 def among_earlier(question: str) -> str | None:
