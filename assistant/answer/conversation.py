@@ -84,14 +84,13 @@ def asked_of_earlier(question: str, history: Sequence[tuple[str, str]],
         return None
     if asked is not None:
         return Scope(asked, papers)
+    ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))  # as the answer
     if together is not None:  # "compare GaussianFusion and SSD-GS", in the answer's order
         if len(papers) < 2:
             return None
-        ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
         called = [(short_names(names[i]) or [names[i]])[0] for i in ordered]
         return Scope(f"{together} {', '.join(called[:-1])} and {called[-1]}.", papers)
     if nth is not None:  # "what about the third one?": the third paper the answer named
-        ordered = sorted(papers, key=lambda i: _first_at(said, names.get(i, "")))
         at = -1 if nth[2].lower() == "last" else _ORDINALS.index(nth[2].lower())
         if len(ordered) < 2 or at >= len(ordered):
             return None
