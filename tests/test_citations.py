@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from assistant.answer.asked import added_words
 from assistant.answer.citations import CitationChecker, Evidence, key_terms
 from assistant.answer.markers import cited_numbers, is_refusal, listed, split_units, strip_markers
+from assistant.text.sentences import normalise
 from assistant.types import Dropped, Source
 
 
@@ -789,3 +791,47 @@ def test_asked_for_a_paper_a_sentence_ending_at_its_marker_names_it() -> None:
                               question="Which paper is best on CIFAR-10?", papers=True)
     named = checker.check("The work with the shortest training time is [1].")
     assert named.dropped is None and named.numbers == (1,), named
+
+
+_SAFER = ("SAFER makes LLM answers trustworthy. It calibrates a sampling budget on a held-out calibration set, using the "
+          "Clopper-Pearson exact method at a user-desired risk level, then filters unreliable "
+          "answers with a conformal uncertainty threshold.")
+
+
+def test_a_sentence_that_adds_what_neither_source_nor_question_says_is_dropped() -> None:
+    """Asked why SAFER fine-tunes its LLM (it does not), the model explains: "… because the
+    LLM's performance on the calibration set is crucial for the optimal budget". Every name
+    in it is the abstract's and it is close to the passage; three of its words are neither
+    the abstract's nor the question's, and it is dropped, with them as the reason. The same
+    claim in the source's words, or the question's, stays."""
+    evidence = [_evidence(1, "SAFER: Risk-Constrained Sample-then-Filter", _SAFER)]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="why does SAFER need to fine-tune the LLM before "
+                                       "calibrating the budget?")
+    made_up = checker.check("SAFER needs to fine-tune the LLM before calibrating the budget "
+                            "because its performance is crucial for an optimal budget [1].")
+    assert made_up.dropped is not None
+    assert made_up.dropped.reason.startswith("adds what the source does not say: ")
+    for word in ("crucial", "optimal", "performanc"):
+        assert word in made_up.dropped.reason
+    for sentence in (
+        "SAFER calibrates its sampling budget with the Clopper-Pearson exact method [1].",
+        # the question's words, linking words and a misspelling of the source's word
+        "Before calibrating the budget, SAFER therefore uses a held-out calibraton set [1].",
+        # two words of its own are a paraphrase, not a new claim
+        "SAFER picks the sampling budget on held-out data, then filters unreliable answers [1].",
+    ):
+        assert checker.check(sentence).dropped is None, sentence
+
+
+def test_added_words_are_content_words_of_the_sentence_alone() -> None:
+    """Names and numbers are ``unstated``'s to judge; stop words, linking words and the
+    generic verbs of an answer ("uses", "shows") add nothing; words the question gives, or
+    the source under another ending, are not added."""
+    source = normalise(f"SAFER {_SAFER}")
+    question = "How does SAFER pick a budget for online chatbots?"
+    assert added_words("SAFER uses the Clopper-Pearson method for its budget, because it "
+                       "shows 95% coverage.", source, question) == {"coverag"}
+    assert added_words("Online chatbots get a calibrated budget.", source, question) == set()
+    assert added_words("The budget is calibrated through online surveys on a platform.",
+                       source, question) == {"survey", "platform"}

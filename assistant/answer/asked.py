@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 
-from assistant.answer.wording import SYMBOLIC
+from assistant.answer.wording import SYMBOLIC, stem_in
 from assistant.text.mentions import has_name
 from assistant.text.sentences import (
     counts,
     key_terms,
     lone_numbers,
     mentions,
+    misspelt,
     normalise,
     spelled_out,
     states_count,
@@ -37,6 +38,12 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 # speaks of prices. Not "catch": "The catch with UEC is …" claims a limitation it must state.
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
     sauce magic gist""".split())
+# Words an answer adds that claim nothing of their own: the links between its clauses.
+LINKING = frozenset(stem(w) for w in """because since therefore thus hence however rather
+    instead without whether although though given also well often still made done need""".split())
+# More words than this that neither the source nor the question uses, and a sentence adds what
+# the source does not say.
+ADDED_MOST = 2
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # "how many …?" asks for a count, which a percentage is not, unless it asks for a share
@@ -129,3 +136,17 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
                and not (t.isdigit() and states_count(t, source))]
     return missing + [n for n in counts(sentence) - counts(question)
                       if not states_count(n, source)]
+
+
+def added_words(sentence: str, source: str, question: str) -> set[str]:
+    """The words of ``sentence`` that neither the (normalised) ``source`` nor the question
+    uses in any form: what it adds to both ("The online surveys were conducted through a
+    platform …", of a paper that names neither; "SAFER needs to fine-tune the LLM because its
+    performance … is crucial", asked why it fine-tunes, which it does not). Names and numbers
+    are ``unstated``'s; a misspelling of a source's word is that word."""
+    given = set(terms(source)) | set(terms(question))
+    spellings = set(re.findall(r"[a-z]+", source))
+    names = {w for t in key_terms(sentence) for w in terms(t)}
+    return {w for w in set(terms(normalise(sentence))) - given - names - GENERIC - LINKING
+            if len(w) > 3 and not w.isdigit() and not stem_in(w, given)
+            and not misspelt(w, spellings)}

@@ -6,16 +6,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.asked import (
-    BARE_VERDICT,
-    FIGURES,
-    GENERIC,
-    NEGATION,
-    bare_verdict,
-    gives_values,
-    gives_wanted,
-    unstated,
-)
+from assistant.answer.asked import (ADDED_MOST, BARE_VERDICT, FIGURES, GENERIC, NEGATION,
+                                    added_words, bare_verdict, gives_values, gives_wanted,
+                                    unstated)
 from assistant.answer.contrast import ONE_OF_TWO, by_halves, by_subjects, of_both
 from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
 from assistant.answer.markers import (
@@ -205,6 +198,10 @@ class CitationChecker:
         missing = unstated(sentence, haystack, self.question, raw)
         if missing:
             return 0.0, "", f"not in the source: {', '.join(sorted(missing)[:4])}"
+        added = added_words(sentence, normalise(f"{item.source.title} {self._whole(item) or raw}"),
+                            self.question)
+        if len(added) > ADDED_MOST:
+            return 0.0, "", f"adds what the source does not say: {', '.join(sorted(added)[:4])}"
         words = set(terms(normalise(sentence)))  # "23,404" as the source reads: "23404"
         source_words = set(terms(haystack))
         # Words of the question that the sentence repeats but the source never uses: the
