@@ -357,6 +357,10 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("How many human annotators worked on TSR-Suite?", "number"),
     ("quick q: how many forward passes does PEA need?", "number"),
     ("In absolute terms, how many Gaussians does the occupancy variant use?", "number"),
+    # things that are answered by a product's name: "a musculoskeletal model" names no robot
+    ("Which robot did Qflex use for its real-world experiments?", "robot"),
+    ("what tokenizer does TEDM use for the series", "tokenizer"),
+    ("Which simulator is Qflex evaluated in?", "simulator"),
     # a second question, or "how many" inside a clause
     ("What does GlowQ do, and which baseline does it beat?", None),
     ("what EEG headset and how many channels did MindPilot use", None),
@@ -372,6 +376,7 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("Name a video generator that was trained to reproduce biological phenomena.", None),
     ("What reward does DrPose maximize?", None),
     ("How does GlowQ choose which layers to restore?", None),
+    ("which robots benefit most from Qflex?", None),
 ])
 def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | None) -> None:
     assert asks_for_name(question) == thing

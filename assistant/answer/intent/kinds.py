@@ -339,7 +339,8 @@ def asked_for(question: str) -> set[str] | None:
 # "Which dataset does SSD-GS use?": a name (OLAT), not "a real-world dataset"; not "what kinds …"
 _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
                 r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
-                r"|generators?|(?:language|pretrained|base|teacher|student|foundation)\s+"
+                r"|generators?|robots?|simulators?|tokeni[sz]ers?|scanners?|phones?"
+                r"|(?:language|pretrained|base|teacher|student|foundation)\s+"
                 r"(?:[\w\-]+\s+){0,2}?models?")
 _ASKS_NAME = re.compile(
     r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
