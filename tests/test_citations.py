@@ -7,7 +7,7 @@ import pytest
 from assistant.answer.asked import added_words
 from assistant.answer.citations import CitationChecker, Evidence, key_terms
 from assistant.answer.markers import cited_numbers, is_refusal, listed, split_units, strip_markers
-from assistant.text.sentences import normalise
+from assistant.text.sentences import normalise, states_count
 from assistant.types import Dropped, Source
 
 
@@ -835,3 +835,16 @@ def test_added_words_are_content_words_of_the_sentence_alone() -> None:
     assert added_words("Online chatbots get a calibrated budget.", source, question) == set()
     assert added_words("The budget is calibrated through online surveys on a platform.",
                        source, question) == {"survey", "platform"}
+
+
+def test_a_single_or_monocular_thing_states_the_count_one() -> None:
+    """"How many cameras does JOSH need?" answered "JOSH needs 1 camera.": the abstract says
+    "from monocular videos", which states it; "one" alone does not ("one of the …")."""
+    evidence = [_evidence(1, "JOSH", "JOSH reconstructs 4D human-scene motion from monocular "
+                          "videos; it is one of the first joint methods.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="how many cameras does JOSH need?")
+    assert checker.check("JOSH needs 1 camera, as it works from monocular videos [1].").dropped is None
+    dropped = checker.check("JOSH needs 2 cameras [1].").dropped
+    assert dropped is not None and "not in the source: 2" in dropped.reason
+    assert states_count("1", "a single shared factor") and not states_count("1", "one of the")
