@@ -848,3 +848,33 @@ def test_a_single_or_monocular_thing_states_the_count_one() -> None:
     dropped = checker.check("JOSH needs 2 cameras [1].").dropped
     assert dropped is not None and "not in the source: 2" in dropped.reason
     assert states_count("1", "a single shared factor") and not states_count("1", "one of the")
+
+
+def test_a_paper_that_spells_the_asked_acronym_out_mentions_it() -> None:
+    """"… a paper that makes GNN memory linear in the number of nodes …": the paper writes
+    "a graph neural network architecture", never "GNN", and no shown paper defines it; it
+    was left out as "does not mention: gnn" and the question refused. Initials of words that
+    merely follow each other by chance in a short acronym do not count."""
+    evidence = [_evidence(1, "Efficient Learning on Large Graphs", "We then introduce a graph "
+                          "neural network architecture with memory linear in the nodes."),
+                _evidence(2, "Value Matching", "Guided sampling over natural networks.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                              question="which papers make GNN memory linear in the nodes?")
+    assert checker.relevant(evidence[0])
+    assert not checker.relevant(evidence[1])  # "guided … natural networks" is no GNN
+
+
+def test_a_plain_word_that_the_source_only_negates_is_the_opposite() -> None:
+    """Asked "what invasive electrode setup does MindPilot use?", the model wrote "MindPilot
+    uses invasive EEG signals": every word is in the abstract, which says "non-invasive EEG"
+    (and "invasive settings" of prior work). The sentence says the opposite and is dropped;
+    said with "non-", or of what the source says plainly, it stays."""
+    evidence = [_evidence(1, "MindPilot", "Unlike prior work limited to invasive settings, "
+                          "MindPilot leverages non-invasive EEG with natural images.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="what invasive electrode setup does MindPilot use?")
+    flipped = checker.check("MindPilot uses invasive EEG signals [1].").dropped
+    assert flipped is not None and flipped.reason == "the source says non-invasive eeg"
+    for sentence in ("MindPilot uses non-invasive EEG [1].",
+                     "Prior work was limited to invasive settings [1]."):
+        assert checker.check(sentence).dropped is None, sentence

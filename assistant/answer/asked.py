@@ -44,6 +44,7 @@ LINKING = frozenset(stem(w) for w in """because since therefore thus hence howev
 # More words than this that neither the source nor the question uses, and a sentence adds what
 # the source does not say.
 ADDED_MOST = 2
+_NON = re.compile(r"\bnon[\s\-]?([a-z]{4,})\s+([a-z][\w\-]*)")  # "non-invasive eeg"
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # "how many …?" asks for a count, which a percentage is not, unless it asks for a share
@@ -150,3 +151,28 @@ def added_words(sentence: str, source: str, question: str) -> set[str]:
     return {w for w in set(terms(normalise(sentence))) - given - names - GENERIC - LINKING
             if len(w) > 3 and not w.isdigit() and not stem_in(w, given)
             and not misspelt(w, spellings)}
+
+
+def opposite(sentence: str, source: str) -> str | None:
+    """What the (normalised) ``source`` says only with "non-" that the sentence says plainly:
+    "MindPilot uses invasive EEG" of "MindPilot leverages non-invasive EEG" gives "non-invasive
+    eeg"; None when the source also says it plainly, or the sentence says "non-" too."""
+    said = normalise(sentence)
+    for word, after in dict.fromkeys(_NON.findall(source)):
+        plain = rf"(?<![\w\-])(?<!non )\b{re.escape(word)}\s+{re.escape(after)}\b"
+        if re.search(plain, said) and not re.search(plain, source):
+            return f"non-{word} {after}"
+    return None
+
+
+def beyond(sentence: str, source: str, question: str) -> str | None:
+    """Why the sentence says what the (normalised) paper ``source`` does not: the opposite of
+    what it says with "non-", or more than ``ADDED_MOST`` words of its own; None when
+    neither."""
+    flipped = opposite(sentence, source)
+    if flipped:
+        return f"the source says {flipped}"
+    added = added_words(sentence, source, question)
+    if len(added) > ADDED_MOST:
+        return f"adds what the source does not say: {', '.join(sorted(added)[:4])}"
+    return None
