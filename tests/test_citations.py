@@ -768,6 +768,11 @@ def test_a_name_in_the_plural_is_held_by_its_singular() -> None:
     ("AlphaNet improves accuracy on CIFAR-10 with sparse layers, as in Plan A [1].", True),
     ("AlphaNet improves accuracy by 12% on CIFAR-10 [1].", True),
     ("AlphaNet improves accuracy on CIFAR-10, as its sparse layers are [1]?", False),
+    # a formula the model could not write left a hole: "… are and, respectively."
+    ("The accuracies of AlphaNet and Plan A are and, respectively [1].", False),
+    ("The gains of AlphaNet are, respectively, short and sparse [1].", True),
+    ("The accuracy gains of AlphaNet and Plan A are, respectively [1].", False),
+    ("AlphaNet and Plan A improve accuracy and training time, respectively [1].", True),
 ])
 def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: bool) -> None:
     """Seen after "and the authors?" of a paper: the model, with nothing to say, wrote "The
@@ -793,8 +798,8 @@ def test_asked_for_a_paper_a_sentence_ending_at_its_marker_names_it() -> None:
     assert named.dropped is None and named.numbers == (1,), named
 
 
-_SAFER = ("SAFER makes LLM answers trustworthy. It calibrates a sampling budget on a held-out calibration set, using the "
-          "Clopper-Pearson exact method at a user-desired risk level, then filters unreliable "
+_SAFER = ("SAFER makes LLM answers trustworthy. It calibrates a sampling budget on a held-out "
+          "calibration set, using the Clopper-Pearson exact method at a user-desired risk level, then filters unreliable "
           "answers with a conformal uncertainty threshold.")
 
 

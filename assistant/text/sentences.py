@@ -238,10 +238,19 @@ _UNFINISHED = re.compile(r"\b(?:is|are|was|were|be|been|the|(?-i:an?)|and|or|of|
                          r"includes?|namely|e\.g|i\.e)\W*$", re.IGNORECASE)
 
 
+# "The bounds for RS-KT and RS-BC are and, respectively.": what stood there (a formula the
+# model could not write) is missing
+_GAP = re.compile(r"\b(?:is|are|was|were|of|by|than|to|as)\s+(?:and|or)\s*(?:,|\brespectively\b)"
+                  r"|\b(?:is|are|was|were|of|by|than|to)\s*,\s*respectively\W*$", re.IGNORECASE)
+
+
 def unfinished(sentence: str) -> str | None:
     """Why a sentence (its markers removed) is broken off before its claim, or None."""
     found = _UNFINISHED.search(sentence.rstrip(" .:;,!?"))
-    return f'unfinished: it ends at "{found[0].strip(" .")}"' if found else None
+    if found:
+        return f'unfinished: it ends at "{found[0].strip(" .")}"'
+    gap = _GAP.search(sentence)
+    return f'unfinished: nothing stands in "{gap[0]}"' if gap else None
 
 
 # A sentence that gives the reader orders instead of reporting research: a prompt injection
