@@ -156,3 +156,23 @@ def test_compare_them_after_a_list_names_the_listed_papers() -> None:
     assert asked_of_earlier("compare them", listed, titles, find, GATE) == Scope(
         "compare SSD-GS and TimeOmni-1.", frozenset({"ssd", "omni"}))
     assert asked_of_earlier("summarize both", HISTORY, titles, find, GATE) is None
+
+
+def test_a_rewrite_that_only_drops_ok_is_no_rewrite() -> None:
+    """"ok. what did they compare against?" came back from the model as "What did they compare
+    against?": "they" unnamed, it was searched alone and refused. A rewrite that only drops
+    the words leading into the question is joined to the previous question, like one that
+    changes nothing; one that names the paper is kept."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from assistant.answer.conversation import standalone
+
+    history = [("tell me about SSD-GS", "SSD-GS is a physically-based relighting framework [1]."),
+               ("does it need many views?", "It uses multi-view captures [1].")]
+    question = "ok. what did they compare against in the experiments?"
+    unchanged = FakeListChatModel(responses=["What did they compare against in the experiments?"])
+    assert standalone(question, history, unchanged) == (
+        f"{question} (follow-up to: does it need many views?)")
+    named = FakeListChatModel(responses=["What did SSD-GS compare against in the experiments?"])
+    assert standalone(question, history, named) == (
+        "What did SSD-GS compare against in the experiments?")

@@ -38,12 +38,23 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 # speaks of prices. Not "catch": "The catch with UEC is …" claims a limitation it must state.
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
     sauce magic gist""".split())
-# Words an answer adds that claim nothing of their own: the links between its clauses.
+# Words an answer adds that claim nothing of their own: the links between its clauses and its
+# verbs for using something. Not praise ("significantly better", "particularly relevant"): on
+# dev it came with made-up claims, never in a paraphrase of what an abstract says.
 LINKING = frozenset(stem(w) for w in """because since therefore thus hence however rather
-    instead without whether although though given also well often still made done need""".split())
+    instead without whether although though given also well often still made done need
+    leverages leverage leveraging employs employ utilizes utilize adopts""".split())
 # More words than this that neither the source nor the question uses, and a sentence adds what
 # the source does not say.
 ADDED_MOST = 2
+# "Unlike autoregressive decoding, it …": what the sentence sets its paper against
+_CONTRAST = re.compile(r"\b(?:unlike|than|instead\s+of|rather\s+than|compared\s+(?:to|with)|"
+                       r"over|prior|previous|existing|conventional|traditional)\b[^.;]{0,40}$")
+# "1 camera" is stated by "a single camera" or "monocular videos" ("one" is as often a
+# pronoun); "1 billion", "1 point", "1%" are not
+_ONE_THING = re.compile(r"(?<![\d.,])\b1\s+(?!(?:%|percent|points?|pp|billion|million|thousand|"
+                        r"times|bits?|x)\b)[a-z]", re.IGNORECASE)
+_SINGLE = re.compile(r"\b(?:single|monocular)\b")
 _NON = re.compile(r"\bnon[\s\-]?([a-z]{4,})\s+([a-z][\w\-]*)")  # "non-invasive eeg"
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
@@ -134,7 +145,8 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
                if (not states_number(normalise(t), source) if normalise(t) in alone
                    else normalise(t) not in source and not spelled_out(t, source)
                    and not mentions(source, normalise(t)))  # "Gaussians": "3D Gaussian …"
-               and not (t.isdigit() and states_count(t, source))]
+               and not (t.isdigit() and states_count(t, source))
+               and not (t == "1" and _ONE_THING.search(sentence) and _SINGLE.search(source))]
     return missing + [n for n in counts(sentence) - counts(question)
                       if not states_count(n, source)]
 
@@ -159,8 +171,9 @@ def opposite(sentence: str, source: str) -> str | None:
     eeg"; None when the source also says it plainly, or the sentence says "non-" too."""
     said = normalise(sentence)
     for word, after in dict.fromkeys(_NON.findall(source)):
-        plain = rf"(?<![\w\-])(?<!non )\b{re.escape(word)}\s+{re.escape(after)}\b"
-        if re.search(plain, said) and not re.search(plain, source):
+        plain = rf"(?<![\w\-\u2010\u2011])(?<!non )\b{re.escape(word)}\s+{re.escape(after)}\b"
+        found = re.search(plain, said)
+        if found and not re.search(plain, source) and not _CONTRAST.search(said[:found.start()]):
             return f"non-{word} {after}"
     return None
 

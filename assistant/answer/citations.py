@@ -181,9 +181,10 @@ class CitationChecker:
             texts = [self._whole(e) or e.source.text for e in self.evidence]
             self._spelled = {full for name in self._names for full in defined(name, texts)}
         words = " ".join(re.findall(r"[a-z0-9]+", normalise(self._whole(item) or item.text)))
-        return any(mentions(words, full) for full in self._spelled) or any(  # "graph neural
-            spelled_out(n.upper(), words) for n in self._names  # network": GNN (not "robot
-            if n.isalpha() and len(n) > 2)  # learning": RL, two letters are met by chance)
+        content = " ".join(terms(words))  # "graph neural networks": GNNs; not "requires a
+        return any(mentions(words, full) for full in self._spelled) or any(  # good": RAG, nor
+            spelled_out(n[:-1].upper() + "s" if n.endswith("s") else n.upper(), content)
+            for n in self._names if n.isalpha() and len(n) > 2)  # "robot learning": RL
 
     def _whole(self, item: Evidence) -> str | None:
         """A shown paper's whole abstract when the store gives it (read once)."""

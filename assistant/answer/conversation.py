@@ -160,8 +160,17 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
     reply = llm.invoke([HumanMessage(prompt)], max_tokens=48)
     lines = str(reply.content).strip().splitlines() or [""]
     rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-    if re.findall(r"\w+", rewritten.lower()) in ([], re.findall(r"\w+", question.lower())):
-        # The model left it as it was ("the approach" still unnamed): the previous question
-        # says what it is about (flat when it was itself such a follow-up).
+    if _words(rewritten) in ([], _words(question)):
+        # The model left it as it was ("the approach" still unnamed; "ok." dropped, "they"
+        # kept): the previous question says what it is about (flat when it was itself such
+        # a follow-up).
         return join_follow_up(question, history[-1][0])
     return rewritten
+
+
+_LEAD = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|now|well|right|then)\b\W*)+", re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    """The words of a question after the ones that only lead into it ("ok.", "so", "and")."""
+    return re.findall(r"\w+", _LEAD.sub("", text).lower())

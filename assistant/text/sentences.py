@@ -99,9 +99,7 @@ def states_count(count: str, text: str) -> bool:
     """Whether lower-cased ``text`` gives the count (digits or a word), in digits or in words."""
     digits = COUNT_WORDS.get(count, count)
     word = next((w for w, n in COUNT_WORDS.items() if n == digits), None)
-    if digits == "1":  # "one" is as often a pronoun; "a single camera", "monocular videos"
-        word = "single|monocular"
-    return states_number(digits, text) or bool(word and re.search(rf"\b(?:{word})\b", text))
+    return states_number(digits, text) or bool(word and re.search(rf"\b{word}\b", text))
 
 
 def spelled_out(acronym: str, text: str) -> bool:
