@@ -849,15 +849,16 @@ def test_a_single_or_monocular_thing_states_the_count_one() -> None:
     """"How many cameras does JOSH need?" answered "JOSH needs 1 camera.": the abstract says
     "from monocular videos", which states it; "one" alone does not ("one of the …")."""
     evidence = [_evidence(1, "JOSH", "JOSH reconstructs 4D human-scene motion from monocular "
-                          "videos; it is one of the first joint methods.")]
+                          "videos; it is one of the first joint methods, with a single model.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="how many cameras does JOSH need?")
     assert checker.check("JOSH needs 1 camera, as it works from monocular videos [1].").dropped is None
     dropped = checker.check("JOSH needs 2 cameras [1].").dropped
     assert dropped is not None and "not in the source: 2" in dropped.reason
-    # an amount is no count of things: "1 billion", "1 point", "1%" need the number itself
+    # an amount is no count of things: "1 billion", "1 point", "1%" need the number itself;
+    # nor does "a single" say one of anything else ("1 forward pass" of "a single model")
     for amount in ("JOSH has 1 billion parameters [1].", "JOSH gains 1 point [1].",
-                   "JOSH gains 1% [1]."):
+                   "JOSH gains 1% [1].", "JOSH needs 1 forward pass [1]."):
         assert checker.check(amount).dropped is not None, amount
 
 

@@ -37,7 +37,7 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 # repeats them. Only there: "Is there work on price forecasting?" still needs a source that
 # speaks of prices. Not "catch": "The catch with UEC is …" claims a limitation it must state.
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
-    sauce magic gist""".split())
+    sauce magic gist core""".split())
 # Words an answer adds that claim nothing of their own: the links between its clauses and its
 # verbs for using something. Not praise ("significantly better", "particularly relevant"): on
 # dev it came with made-up claims, never in a paraphrase of what an abstract says.
@@ -51,10 +51,21 @@ ADDED_MOST = 2
 _CONTRAST = re.compile(r"\b(?:unlike|than|instead\s+of|rather\s+than|compared\s+(?:to|with)|"
                        r"over|prior|previous|existing|conventional|traditional)\b[^.;]{0,40}$")
 # "1 camera" is stated by "a single camera" or "monocular videos" ("one" is as often a
-# pronoun); "1 billion", "1 point", "1%" are not
+# pronoun); "1 billion", "1 point", "1%" are not, nor "1 forward pass" by "a single factor"
 _ONE_THING = re.compile(r"(?<![\d.,])\b1\s+(?!(?:%|percent|points?|pp|billion|million|thousand|"
-                        r"times|bits?|x)\b)[a-z]", re.IGNORECASE)
-_SINGLE = re.compile(r"\b(?:single|monocular)\b")
+                        r"times|bits?|x)\b)([a-z]+)", re.IGNORECASE)
+_MONOCULAR = frozenset(stem(w) for w in ("camera", "view", "video", "image", "frame"))
+
+
+def _one_thing(sentence: str, source: str) -> bool:
+    """Whether the (normalised) ``source`` says there is one of what the sentence counts as
+    "1 <thing>": "a single <thing>" (a word or two between), or "monocular" of a camera."""
+    found = _ONE_THING.search(sentence)
+    if found is None:
+        return False
+    thing = stem(found[1].lower())
+    return bool(re.search(rf"\bsingle\s+(?:[\w\-]+\s+){{0,2}}?{re.escape(thing)}", source)
+                or thing in _MONOCULAR and re.search(r"\bmonocular\b", source))
 _NON = re.compile(r"\bnon[\s\-]?([a-z]{4,})\s+([a-z][\w\-]*)")  # "non-invasive eeg"
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
@@ -146,7 +157,7 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
                    else normalise(t) not in source and not spelled_out(t, source)
                    and not mentions(source, normalise(t)))  # "Gaussians": "3D Gaussian …"
                and not (t.isdigit() and states_count(t, source))
-               and not (t == "1" and _ONE_THING.search(sentence) and _SINGLE.search(source))]
+               and not (t == "1" and _one_thing(sentence, source))]
     return missing + [n for n in counts(sentence) - counts(question)
                       if not states_count(n, source)]
 
