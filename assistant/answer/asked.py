@@ -55,6 +55,7 @@ _CONTRAST = re.compile(r"\b(?:unlike|than|instead\s+of|rather\s+than|compared\s+
 _ONE_THING = re.compile(r"(?<![\d.,])\b1\s+(?!(?:%|percent|points?|pp|billion|million|thousand|"
                         r"times|bits?|x)\b)([a-z]+)", re.IGNORECASE)
 _MONOCULAR = frozenset(stem(w) for w in ("camera", "view", "video", "image", "frame"))
+_NON = re.compile(r"\bnon[\s\-]?([a-z]{4,})\s+([a-z][\w\-]*)")  # "non-invasive eeg"
 
 
 def _one_thing(sentence: str, source: str) -> bool:
@@ -66,7 +67,8 @@ def _one_thing(sentence: str, source: str) -> bool:
     thing = stem(found[1].lower())
     return bool(re.search(rf"\bsingle\s+(?:[\w\-]+\s+){{0,2}}?{re.escape(thing)}", source)
                 or thing in _MONOCULAR and re.search(r"\bmonocular\b", source))
-_NON = re.compile(r"\bnon[\s\-]?([a-z]{4,})\s+([a-z][\w\-]*)")  # "non-invasive eeg"
+
+
 _ONE = re.compile(r"\b(?:one|single)\b(?!\s+of\b)", re.IGNORECASE)  # not "one of the …"
 _VERDICT = re.compile(r"\W*(?:yes|no)\b[,.:;!]?", re.IGNORECASE)  # "Yes, …", "No. …"
 # "how many …?" asks for a count, which a percentage is not, unless it asks for a share
