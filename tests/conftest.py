@@ -41,12 +41,25 @@ def _user_cache() -> Path:
     return Path(platformdirs.user_cache_dir("assistant"))
 
 
+def share_model(home: Path) -> Path:
+    """Point ``home``'s model folder at the user cache's, so a test's own home does not
+    assemble its own 1.1 GB copy of the model file (six such copies per run, kept by
+    pytest for three runs, filled the CI disk). Everything else in ``home`` stays its own."""
+    shared = _user_cache() / "models"
+    shared.mkdir(parents=True, exist_ok=True)
+    models = home / "cache" / "models"
+    if not models.exists():
+        models.parent.mkdir(parents=True, exist_ok=True)
+        models.symlink_to(shared, target_is_directory=True)
+    return home
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in list(os.environ):
         if name.startswith(("ASSISTANT_", "OPENAI_")):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("ASSISTANT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ASSISTANT_HOME", str(share_model(tmp_path / "home")))
     # tiktoken's cache is shared and read-only after seeding; keep it per test too
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
     yield
@@ -82,7 +95,7 @@ def bundled_home(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
     from assistant.config import Settings
     from assistant.index.indexing import build_index
 
-    home = tmp_path_factory.mktemp("bundled")
+    home = share_model(tmp_path_factory.mktemp("bundled"))
     os.environ["TIKTOKEN_CACHE_DIR"] = str(home / "tiktoken")
     build_index(Settings(home=home), embeddings=minilm)
     return home

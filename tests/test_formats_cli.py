@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bibtexparser
 import pytest
-from conftest import run_cli
+from conftest import run_cli, share_model
 from fake_openai import FakeOpenAI
 
 DATA = Path(__file__).parent / "data" / "formats"
@@ -26,7 +26,7 @@ def first_source_sentence(prompt: str) -> str:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("library")
+    home = share_model(tmp_path_factory.mktemp("library"))
     indexed = run_cli("index", *map(str, LIBRARY), "--json", env={"ASSISTANT_HOME": str(home)})
     assert indexed.returncode == 0, indexed.stderr
     home.joinpath("index.json").write_text(indexed.stdout)

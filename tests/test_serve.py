@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from conftest import ROOT, free_port, run_cli, wait_for_port
+from conftest import ROOT, free_port, run_cli, share_model, wait_for_port
 from fake_openai import DRPOSE, FakeOpenAI, drpose_reply
 
 pytestmark = pytest.mark.server
@@ -66,7 +66,7 @@ class Server:
 
 def environment(home: Path, model: FakeOpenAI | None = None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_"))}
-    env["ASSISTANT_HOME"] = str(home)
+    env["ASSISTANT_HOME"] = str(share_model(home))
     if model is not None:
         env.update(OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test-serve",
                    ASSISTANT_MODEL="fake")
