@@ -22,6 +22,8 @@ def test_key_terms_are_names_and_numbers() -> None:
     assert "The" not in key_terms("The method works.")
     # "an IBG-based network" names IBG, which the source must hold, not "IBG-based"
     assert key_terms("The IBG-based network and a PDDL-style planner.") == {"IBG", "PDDL"}
+    # sizes and versions of two digits or more, in any case: "was it run on llama-3-70b?"
+    assert {"70b", "13B"} <= key_terms("It was run on llama-3-70b and a 13B model.")
 
 
 def test_refusals() -> None:

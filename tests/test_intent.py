@@ -467,6 +467,8 @@ def test_what_the_judge_reads_of_a_question(question: str, judged: str) -> None:
     ("TEMD", "TEDM", False),  # too short to tell
     ("CIFAR-100", "CIFAR-10", False),  # a size, not a typo
     ("GPT-3.5", "GPT-4.5", False),
+    ("GPT-4o", "GPT-4", False),  # a model of its own, one letter after the version
+    ("HUMANE", "HUMAINE", True),
 ])
 def test_a_name_one_typo_away(written: str, meant: str, typo: bool) -> None:
     from assistant.text.sentences import typo_of
@@ -487,6 +489,11 @@ def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
     # a name that is no typo of one held, and a name held, stay as written
     assert respelled("What does DCFlow++ add?", sources) == ("What does DCFlow++ add?", [])
     assert respelled("Which paper proposes AIGB-Pearl?", sources)[1] == []
+    # a shouted name one typo from the paper's shouted name and from a plain word: the name
+    humaine = [Source("p3", "Unpacking Human Preference for LLMs",
+                      "We introduce HUMAINE, a framework for human-AI interaction.", 1.0)]
+    assert respelled("How many took part in HUMANE?", humaine)[1] == [("HUMANE", "HUMAINE")]
+    assert respelled("How many took part in Humane?", humaine)[1] == []  # which is meant?
 
 
 def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:

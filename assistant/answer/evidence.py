@@ -180,6 +180,9 @@ def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple
         if normalise(name) not in unknown:
             continue
         near = {w for w in words if typo_of(name, w)}
+        if len({w.lower() for w in near}) > 1 and name.isupper():
+            # "HUMANE": the paper's "HUMAINE", not the word "human"
+            near = {w for w in near if w.isupper()}
         if len({w.lower() for w in near}) == 1:
             fixes.append((name, sorted(near)[0]))
     for name, word in fixes:

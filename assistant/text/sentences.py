@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
-NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
+NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d+[A-Za-z]"
                    r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # DCFlow++ is not DCFlow
 # "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG
 NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
@@ -197,6 +197,8 @@ def typo_of(word: str, other: str) -> bool:
     if abs(len(a) - len(b)) != 1:
         return False
     short, long_ = sorted((a, b), key=len)
+    if re.fullmatch(rf"{re.escape(short)}[a-z]", long_) and short[-1].isdigit():
+        return False  # "GPT-4o" is a model of its own, not "GPT-4" mistyped
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
