@@ -176,3 +176,25 @@ def test_a_rewrite_that_only_drops_ok_is_no_rewrite() -> None:
     named = FakeListChatModel(responses=["What did SSD-GS compare against in the experiments?"])
     assert standalone(question, history, named) == (
         "What did SSD-GS compare against in the experiments?")
+
+
+def test_a_rewrite_that_names_what_nobody_said_is_no_rewrite() -> None:
+    """After two turns on NL-PDDL, "does its planning cost blow up as the number of objects
+    grows?" came back as "Does GraphRAG's planning cost …?": the rewrite prompt's own example
+    name. It was searched for GraphRAG and refused. A rewrite that names what neither the
+    conversation nor the follow-up gave is joined to the previous question instead."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from assistant.answer.conversation import standalone
+
+    history = [("is there a paper on planning with natural-language PDDL?",
+                "Yes, NL-PDDL extends symbolic PDDL into natural language [1]."),
+               ("what environments?", "It is evaluated on Blocksworld and ALFWorld [1].")]
+    question = "does its planning cost blow up as the number of objects grows?"
+    invented = FakeListChatModel(responses=[
+        "Does GraphRAG's planning cost blow up as the number of objects grows?"])
+    assert standalone(question, history, invented) == (
+        f"{question} (follow-up to: what environments?)")
+    named = FakeListChatModel(responses=[
+        "Does NL-PDDL's planning cost blow up as the number of objects grows?"])
+    assert standalone(question, history, named).startswith("Does NL-PDDL's planning cost")

@@ -42,6 +42,7 @@ from assistant.text.mentions import (
     paper_names,
     short_names,
 )
+from assistant.text.sentences import mentions, normalise, question_names
 from assistant.types import Source
 
 # the papers found for a question, with how well each supports it: among these ids when given
@@ -156,16 +157,25 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
         return again
     if not needs_rewrite(question, history):
         return question
-    prompt = load_prompt("rewrite").format(history=recap(history), question=question)
+    context = recap(history)
+    prompt = load_prompt("rewrite").format(history=context, question=question)
     reply = llm.invoke([HumanMessage(prompt)], max_tokens=48)
     lines = str(reply.content).strip().splitlines() or [""]
     rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-    if _words(rewritten) in ([], _words(question)):
+    if _words(rewritten) in ([], _words(question)) or invented(rewritten, f"{context} {question}"):
         # The model left it as it was ("the approach" still unnamed; "ok." dropped, "they"
-        # kept): the previous question says what it is about (flat when it was itself such
-        # a follow-up).
+        # kept), or named what nobody said (the prompt's own example, "GraphRAG", for "its
+        # planning cost" after NL-PDDL): the previous question says what it is about (flat
+        # when it was itself such a follow-up).
         return join_follow_up(question, history[-1][0])
     return rewritten
+
+
+def invented(rewritten: str, said: str) -> list[str]:
+    """The names in a rewritten question that neither the conversation nor the follow-up
+    gave."""
+    flat = normalise(said)
+    return [n for n in question_names(rewritten) if n not in flat and not mentions(flat, n)]
 
 
 _LEAD = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|now|well|right|then)\b\W*)+", re.IGNORECASE)
