@@ -39,6 +39,11 @@ KINDS = [
     ("I'm looking for a paper that predicts how agentic workflows perform.", "identify"),
     ("Does any paper study differential privacy in polymatrix games?", "identify"),
     ("Has anyone combined flow matching with exploration in continuous control?", "identify"),
+    # "Anyone <doing> …?" asks whether such work exists (it was read as a question of fact,
+    # the model wrote "not covered" though MVR does it)
+    ("My humanoid needs better rewards. Anyone scoring its motion with a VLM?", "identify"),
+    ("anyone working on test-time adaptation without backprop?", "identify"),
+    ("Anyone know what GlowQ does?", "fact"),
     ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
     ("Which method speeds up quantized LLMs with shared low-rank corrections?", "identify"),
     ("Find me work on imitating an expert's risk attitude.", "identify"),

@@ -70,6 +70,7 @@ _IDENTIFY = re.compile(
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{PAPER}|^{_ANYTHING}"
+    r"|^\W*any(?:one|body)\s+[a-z]{2,}ing\b"  # "Anyone scoring robot motion with a VLM?"
     # name / point me to / recommend / looking for / find
     rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
@@ -92,6 +93,7 @@ _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|w
                        re.IGNORECASE)
 _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
+    r"|\W*any(?:one|body)\s+[a-z]{2,}ing\b"
     rf"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b|{_ANYTHING}",
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
