@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -42,16 +43,30 @@ def _user_cache() -> Path:
 
 
 def share_model(home: Path) -> Path:
-    """Point ``home``'s model folder at the user cache's, so a test's own home does not
-    assemble its own 1.1 GB copy of the model file (six such copies per run, kept by
-    pytest for three runs, filled the CI disk). Everything else in ``home`` stays its own."""
-    shared = _user_cache() / "models"
-    shared.mkdir(parents=True, exist_ok=True)
+    """Link ``home``'s model file (and its checked stamp) to the user cache's, when that holds
+    one, so a test's own home does not assemble its own 1.1 GB copy (six such copies per run,
+    kept by pytest for three runs, filled the CI disk). Only the files are linked: a test that
+    replaced or removed its model file would replace or remove the link, not the user's file.
+    Everything else in ``home`` stays its own."""
+    from assistant.models.model_file import FILE_NAME
+
+    shared = _user_cache() / "models" / FILE_NAME
     models = home / "cache" / "models"
-    if not models.exists():
-        models.parent.mkdir(parents=True, exist_ok=True)
-        models.symlink_to(shared, target_is_directory=True)
+    try:
+        if shared.is_file() and not (models / FILE_NAME).exists():
+            models.mkdir(parents=True, exist_ok=True)
+            for source in (shared, shared.with_suffix(".verified")):
+                if source.is_file():
+                    (models / source.name).symlink_to(source)
+    except OSError:  # a read-only cache or home: the test assembles its own copy
+        pass
     return home
+
+
+def copy_home(source: Path, target: Path) -> None:
+    """A copy of a home folder without its top-level cache (the model file is linked there)."""
+    shutil.copytree(source, target, dirs_exist_ok=True,
+                    ignore=lambda folder, names: ["cache"] if Path(folder) == source else [])
 
 
 @pytest.fixture(autouse=True)

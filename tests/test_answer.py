@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLED
+from conftest import BUNDLED, copy_home
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from assistant.answer.chain import ABSTAIN_TEXT
@@ -274,7 +274,7 @@ def test_saved_lexical_index_loads_without_reading_chunk_texts(bundled_home, min
     from assistant.index.store import Store
 
     home = tmp_path / "home"
-    shutil.copytree(bundled_home, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache"))
+    copy_home(bundled_home, home)
     question = "How is the sampling budget calibrated?"
     first = [s.title for s in Assistant(Settings(home=home), embeddings=minilm).retrieve(question)]
     saved = list(home.rglob("*.chunks.json"))
@@ -341,10 +341,8 @@ def test_saved_chunks_round_trip_texts_and_papers(tmp_path) -> None:
 
 def test_a_question_asks_chroma_once_for_the_nearest_chunks(bundled_home, minilm,
                                                             tmp_path, monkeypatch) -> None:
-    import shutil
-
     home = tmp_path / "home"
-    shutil.copytree(bundled_home, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("cache"))
+    copy_home(bundled_home, home)
     question = "How is the sampling budget calibrated?"
     assistant = Assistant(Settings(home=home), embeddings=minilm)
     first = assistant.retrieve(question)

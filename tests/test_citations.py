@@ -24,6 +24,8 @@ def test_key_terms_are_names_and_numbers() -> None:
     assert key_terms("The IBG-based network and a PDDL-style planner.") == {"IBG", "PDDL"}
     # sizes and versions of two digits or more, in any case: "was it run on llama-3-70b?"
     assert {"70b", "13B"} <= key_terms("It was run on llama-3-70b and a 13B model.")
+    # not amounts with units, which abstracts write in other ways ("10×", "128K tokens")
+    assert key_terms("10x faster at 30fps with 128k-token contexts, 100M parameters") == set()
 
 
 def test_refusals() -> None:

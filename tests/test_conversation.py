@@ -182,7 +182,8 @@ def test_a_rewrite_that_names_what_nobody_said_is_no_rewrite() -> None:
     """After two turns on NL-PDDL, "does its planning cost blow up as the number of objects
     grows?" came back as "Does GraphRAG's planning cost …?": the rewrite prompt's own example
     name. It was searched for GraphRAG and refused. A rewrite that names what neither the
-    conversation nor the follow-up gave is joined to the previous question instead."""
+    conversation nor the follow-up gave is joined to the last question that names something
+    instead; a capitalised word the rewrite adds ("English") is no name."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from assistant.answer.conversation import standalone
@@ -194,7 +195,10 @@ def test_a_rewrite_that_names_what_nobody_said_is_no_rewrite() -> None:
     invented = FakeListChatModel(responses=[
         "Does GraphRAG's planning cost blow up as the number of objects grows?"])
     assert standalone(question, history, invented) == (
-        f"{question} (follow-up to: what environments?)")
+        f"{question} (follow-up to: is there a paper on planning with natural-language PDDL?)")
+    english = FakeListChatModel(responses=["Does NL-PDDL plan in languages other than English?"])
+    assert standalone("does it plan in other languages?", history, english) == (
+        "Does NL-PDDL plan in languages other than English?")
     named = FakeListChatModel(responses=[
         "Does NL-PDDL's planning cost blow up as the number of objects grows?"])
     assert standalone(question, history, named).startswith("Does NL-PDDL's planning cost")

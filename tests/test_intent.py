@@ -44,6 +44,9 @@ KINDS = [
     ("My humanoid needs better rewards. Anyone scoring its motion with a VLM?", "identify"),
     ("anyone working on test-time adaptation without backprop?", "identify"),
     ("Anyone know what GlowQ does?", "fact"),
+    ("Anyone tried combining flow matching with RL?", "identify"),
+    ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last
+    ("Anyone bring up reward hacking in RLHF?", "fact"),
     ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
     ("Which method speeds up quantized LLMs with shared low-rank corrections?", "identify"),
     ("Find me work on imitating an expert's risk attitude.", "identify"),
@@ -473,6 +476,9 @@ def test_what_the_judge_reads_of_a_question(question: str, judged: str) -> None:
     ("CIFAR-100", "CIFAR-10", False),  # a size, not a typo
     ("GPT-3.5", "GPT-4.5", False),
     ("GPT-4o", "GPT-4", False),  # a model of its own, one letter after the version
+    ("GPT-4o", "GPT-4V", False),
+    ("GPT-4o-mini", "GPT-4-mini", False),
+    ("Llama-3-70B", "Llama-3-70M", False),
     ("HUMANE", "HUMAINE", True),
 ])
 def test_a_name_one_typo_away(written: str, meant: str, typo: bool) -> None:

@@ -42,7 +42,7 @@ from assistant.text.mentions import (
     paper_names,
     short_names,
 )
-from assistant.text.sentences import mentions, normalise, question_names
+from assistant.text.sentences import mentions, normalise
 from assistant.types import Source
 
 # the papers found for a question, with how well each supports it: among these ids when given
@@ -162,20 +162,25 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
     reply = llm.invoke([HumanMessage(prompt)], max_tokens=48)
     lines = str(reply.content).strip().splitlines() or [""]
     rewritten = " ".join(lines[0].removeprefix("Standalone:").strip().strip('"').split())
-    if _words(rewritten) in ([], _words(question)) or invented(rewritten, f"{context} {question}"):
+    if _words(rewritten) in ([], _words(question)):
         # The model left it as it was ("the approach" still unnamed; "ok." dropped, "they"
-        # kept), or named what nobody said (the prompt's own example, "GraphRAG", for "its
-        # planning cost" after NL-PDDL): the previous question says what it is about (flat
-        # when it was itself such a follow-up).
+        # kept): the previous question says what it is about (flat when it was itself such
+        # a follow-up).
         return join_follow_up(question, history[-1][0])
+    if invented(rewritten, f"{context} {question}"):
+        # It named what nobody said (the prompt's own example, "GraphRAG", for "its planning
+        # cost" after two turns on NL-PDDL): the last question that names something says
+        # what it is about.
+        named = [q for q, _ in history if strong_names(q)]
+        return join_follow_up(question, (named or [history[-1][0]])[-1])
     return rewritten
 
 
 def invented(rewritten: str, said: str) -> list[str]:
-    """The names in a rewritten question that neither the conversation nor the follow-up
-    gave."""
+    """The names in a rewritten question ("GraphRAG", "NL-PDDL"; not a capitalised word
+    such as "English") that neither the conversation nor the follow-up gave."""
     flat = normalise(said)
-    return [n for n in question_names(rewritten) if n not in flat and not mentions(flat, n)]
+    return [n for n in strong_names(rewritten) if not mentions(flat, normalise(n))]
 
 
 _LEAD = re.compile(r"^\W*(?:(?:ok(?:ay)?|so|and|but|also|now|well|right|then)\b\W*)+", re.IGNORECASE)

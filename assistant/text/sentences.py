@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterable, Iterator
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 # a name, with the capitalised words hyphened before it ("Self-RAG", not "deep-RL")
-NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d+[A-Za-z]"
-                   r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?")  # DCFlow++ is not DCFlow
+NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][A-Z]|\d[A-Za-z]"
+                   r"|[A-Za-z]\d)[A-Za-z0-9\-]*(?:\+\+)?"  # DCFlow++ is not DCFlow
+                   # a model size typed in any case: "llama-3-70b", "13B" (not "10x", "128k")
+                   r"|(?<![\w.])\d{2,}[Bb](?![\w])")
 # "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG
 NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
                          r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
@@ -191,14 +193,17 @@ def typo_of(word: str, other: str) -> bool:
         return False  # CIFAR-100 is not a typo of CIFAR-10, nor GPT-3 of GPT-4
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if diff and diff[0] and a[diff[0] - 1].isdigit():
+            return False  # a version's or a size's letter: "GPT-4o" and "GPT-4V", "70B", "70M"
         if len(diff) == 2 and diff[1] == diff[0] + 1:
             return a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
         return len(diff) == 1
     if abs(len(a) - len(b)) != 1:
         return False
     short, long_ = sorted((a, b), key=len)
-    if re.fullmatch(rf"{re.escape(short)}[a-z]", long_) and short[-1].isdigit():
-        return False  # "GPT-4o" is a model of its own, not "GPT-4" mistyped
+    at = next((i for i in range(len(short)) if short[i] != long_[i]), len(short))
+    if at and long_[at - 1].isdigit():
+        return False  # "GPT-4o-mini" is a model of its own, not "GPT-4-mini" mistyped
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 

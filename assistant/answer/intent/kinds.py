@@ -62,6 +62,10 @@ _AS_VERB = re.compile(r"\b(?:that|and|who|it|also)\s+(?:\w+ly\s+)?(?:works|studi
 _ANYTHING = (r"\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\s+(?!(?:the|its?|their|"
              r"th[eo]se|this|that)\b|(?-i:[A-Z]))(?!.*(?:\b(?:it|its|they|them|their)\b"
              r"|(?-i:\b[A-Z][\w\-]*[A-Z0-9])))")
+# "Anyone (here) working on …?", "anyone tried …?": the last question asked, not "Anyone using
+# GlowQ? Does it need calibration data?"
+_ANYONE_DOING = (r"any(?:one|body)\s+(?:(?:here|else)\s+)?(?:doing|[a-z]{3,}ing|tried|used)\b"
+                 r"(?![^?]*\?\s*\S)")
 _IDENTIFY = re.compile(
     # which / what paper (anywhere: "… Which paper does this?")
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"
@@ -70,7 +74,7 @@ _IDENTIFY = re.compile(
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{PAPER}|^{_ANYTHING}"
-    r"|^\W*any(?:one|body)\s+[a-z]{2,}ing\b"  # "Anyone scoring robot motion with a VLM?"
+    rf"|^\W*{_ANYONE_DOING}"  # "Anyone scoring robot motion with a VLM?"
     # name / point me to / recommend / looking for / find
     rf"|\bname\s+(?:a|an|one|some|the)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\bpoint\s+(?:me\s+)?(?:to|at)\b|\b(?:recommend|suggest)\b"
@@ -93,7 +97,7 @@ _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|w
                        re.IGNORECASE)
 _EXISTS = re.compile(
     r"\W*(?:is|are|was|were)\s+there\b|\W*(?:does|do|did|has|have)\s+any(?:one|body)?\b"
-    r"|\W*any(?:one|body)\s+[a-z]{2,}ing\b"
+    rf"|\W*{_ANYONE_DOING}"
     rf"|\W*any\s+(?:papers?|works?|research|stud(?:y|ies))\b|{_ANYTHING}",
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
