@@ -904,3 +904,14 @@ def test_a_plain_word_that_the_source_only_negates_is_the_opposite() -> None:
                      "Unlike invasive EEG, MindPilot uses natural images [1].",  # a contrast
                      "Prior work was limited to invasive settings [1]."):
         assert checker.check(sentence).dropped is None, sentence
+
+
+def test_a_value_asked_for_is_a_number_the_answer_gives() -> None:
+    """"what's PEA's accuracy on imagenet-c?" was answered "PEA achieves state-of-the-art
+    performance in both accuracy and efficiency [1].": true, cited, and no accuracy."""
+    from assistant.answer.asked import gives_wanted
+
+    question = "what's PEA's accuracy on imagenet-c at severity 5?"
+    assert not gives_wanted("PEA achieves state-of-the-art performance in both accuracy and "
+                            "efficiency.", "value", question, "")
+    assert gives_wanted("PEA reaches 61.2% accuracy at severity 5.", "value", question, "")

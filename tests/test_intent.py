@@ -369,6 +369,12 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("Which robot did Qflex use for its real-world experiments?", "robot"),
     ("what tokenizer does TEDM use for the series", "tokenizer"),
     ("Which simulator is Qflex evaluated in?", "simulator"),
+    # a value: "PEA achieves state-of-the-art accuracy" gives none (ia-029, z-026)
+    ("what's PEA's accuracy on imagenet-c at severity 5?", "value"),
+    ("What learning rate does RS-GRPO use?", "value"),
+    ("what GLUE score does Avey-B reach?", "value"),
+    ("What accuracy gain does GlowQ-S give?", None),  # a gain may be said in words
+    ("What score does DrPose maximize?", None),  # a score may be a name: PoseScore
     # a second question, or "how many" inside a clause
     ("What does GlowQ do, and which baseline does it beat?", None),
     ("what EEG headset and how many channels did MindPilot use", None),

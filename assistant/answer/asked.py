@@ -98,6 +98,8 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
         sentence = _PERCENT.sub(" ", sentence)  # "65% of participants": a share, no count
     if wanted is None or gives_values(sentence, flat):
         return True
+    if wanted == "value":  # "PEA achieves state-of-the-art accuracy": no value given
+        return False
     if wanted == "number":  # "three domains", "a single teacher": a count in words
         return bool(counts(sentence) - counts(question)) or (
             _ONE.search(sentence) is not None and _ONE.search(question) is None)

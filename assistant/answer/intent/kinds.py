@@ -358,6 +358,15 @@ _ASKS_NAME = re.compile(
     re.IGNORECASE)
 
 
+# "What learning rate does RS-GRPO use?", "what's PEA's accuracy on ImageNet-C?": a value (not
+# "what accuracy gain …", nor "what score …", which may be a name: PoseScore)
+_ASKS_VALUE = re.compile(
+    r"^\W*what(?:'s|\s+(?:is|was|are|were))?\s+(?:(?:the|its|their|[\w\-]+'s)\s+)?"
+    r"(?:(?:top-[15]|final|average|reported|overall|exact|absolute)\s+)?"
+    r"(?:learning\s+rates?|batch\s+sizes?|accurac(?:y|ies)|perplexit(?:y|ies)"
+    r"|(?:F1|BLEU|NDS|mAP|mIoU|GLUE)(?:\s+scores?)?)\b"
+    r"(?!\s+(?:improvements?|gains?|benefits?|drops?|trade-?offs?|boosts?|loss(?:es)?)\b)",
+    re.IGNORECASE)
 # "How many …", "Quick check: into how many …"; not "… matched to how many directions"
 _HOW_MANY = re.compile(r"(?:^|[.?!:;,]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
 _WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNORECASE)
@@ -365,11 +374,13 @@ _WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNOREC
 
 def asks_for_name(question: str) -> str | None:
     """The kind of thing a question wants named ("dataset" for "Which dataset does SSD-GS
-    use?", "number" for "How many annotators …?"), or None; questions for a paper ("which
-    paper …", "name a method …") are not."""
+    use?", "number" for "How many annotators …?", "value" for "What accuracy does PEA get?"),
+    or None; questions for a paper ("which paper …", "name a method …") are not."""
     own = asked(question)
     if kind_of(question) != "fact":
         return None
+    if _ASKS_VALUE.search(own):
+        return "value"
     found = _ASKS_NAME.search(own) or _HOW_MANY.search(own)
     if found is None or _WH_BEFORE.search(own[:found.start()]):
         return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
