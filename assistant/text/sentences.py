@@ -191,19 +191,17 @@ def typo_of(word: str, other: str) -> bool:
     a, b = word.lower(), other.lower()
     if min(len(a), len(b)) < 5 or a == b or re.sub(r"\d", "", a) == re.sub(r"\d", "", b):
         return False  # CIFAR-100 is not a typo of CIFAR-10, nor GPT-3 of GPT-4
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if at and a[at - 1].isdigit():
+        return False  # a version's or a size's letter: "GPT-4o" and "GPT-4V" or "GPT-4"
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
-        if diff and diff[0] and a[diff[0] - 1].isdigit():
-            return False  # a version's or a size's letter: "GPT-4o" and "GPT-4V", "70B", "70M"
         if len(diff) == 2 and diff[1] == diff[0] + 1:
             return a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
         return len(diff) == 1
     if abs(len(a) - len(b)) != 1:
         return False
     short, long_ = sorted((a, b), key=len)
-    at = next((i for i in range(len(short)) if short[i] != long_[i]), len(short))
-    if at and long_[at - 1].isdigit():
-        return False  # "GPT-4o-mini" is a model of its own, not "GPT-4-mini" mistyped
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
