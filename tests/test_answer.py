@@ -571,6 +571,20 @@ def test_focus_needs_the_name_as_a_word() -> None:
     assert focus("How is RL used for robots?", [world]) is None
 
 
+
+def test_focus_is_never_on_another_paper_than_the_one_called_by_name() -> None:
+    from assistant.answer.evidence import focus
+    from assistant.types import Source
+
+    lora = Source("a", "Rank Alignment for LoRA", "We propose RaLoRA: +5% on HumanEval.", 0.4)
+    grpo = Source("b", "Risk-Sensitive RL", "We propose a Risk-Sensitive GRPO (RS-GRPO) for math.",
+                  0.5)
+    # typed in lower case, only "HumanEval" is read as a name; RaLoRA holds it, but the
+    # question asks about RS-GRPO
+    asked = "does rs-grpo improve pass@k on code generation benchmarks like HumanEval?"
+    assert focus(asked, [lora, grpo]) is None
+    assert focus("does RaLoRA improve HumanEval?", [lora, grpo]) == lora
+
 def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 

@@ -45,6 +45,9 @@ KINDS = [
     ("anyone working on test-time adaptation without backprop?", "identify"),
     ("Anyone know what GlowQ does?", "fact"),
     ("Anyone tried combining flow matching with RL?", "identify"),
+    ("anyone done conformal prediction intervals for time-series forecasts?", "identify"),
+    ("Anyone applied GFlowNets to portfolio construction?", "identify"),
+    ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone bring up reward hacking in RLHF?", "fact"),
     ("I want equally accurate networks that disagree. Which paper does this?", "identify"),
@@ -361,6 +364,10 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("Which university or company is the DrPose paper from?", "university"),
     ("What benchmark is Agentic Predictor evaluated on?", "benchmark"),
     ("DrPose15K built from which motion dataset? name pls", "dataset"),
+    ("in the confounding-robust off-policy learning paper, which real-world dataset did they "
+     "run experiments on?", "dataset"),
+    ("For GlowQ, what GPU was used?", "gpu"),
+    ("In short, what does GlowQ do?", None),
     ("just list the datasets DIVERSE was run on", "datasets"),
     ("How many human annotators worked on TSR-Suite?", "number"),
     ("quick q: how many forward passes does PEA need?", "number"),

@@ -117,14 +117,19 @@ def focus(question: str, sources: Sequence[Source],
     other retrieved paper contains every name of the question, the others are only noise
     for a small model, and tokens it must read before its first word.
     """
-    if asks_for_several(question) or len(called_by_name(question, sources)) > 1:
+    called = called_by_name(question, sources)
+    if asks_for_several(question) or len(called) > 1:
         return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:
         return None
     spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
     holders = [s for s in sources if _holds(s, names, spelled)]
-    return holders[0] if len(holders) == 1 else None
+    # "does rs-grpo improve pass@k on … HumanEval?": the paper holding "HumanEval" is not the
+    # one it asks about
+    if len(holders) != 1 or (called and called[0].paper_id != holders[0].paper_id):
+        return None
+    return holders[0]
 
 
 def unheld(question: str, sources: Sequence[Source]) -> list[str]:

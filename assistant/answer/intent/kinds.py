@@ -64,7 +64,8 @@ _ANYTHING = (r"\W*anything\s+(?:(?:in\s+)?here\s+)?(?:on|for|about)\s+(?!(?:the|
              r"|(?-i:\b[A-Z][\w\-]*[A-Z0-9])))")
 # "Anyone (here) working on …?", "anyone tried …?": the last question asked, not "Anyone using
 # GlowQ? Does it need calibration data?"
-_ANYONE_DOING = (r"any(?:one|body)\s+(?:(?:here|else)\s+)?(?:doing|[a-z]{3,}ing|tried|used)\b"
+_ANYONE_DOING = (r"any(?:one|body)\s+(?:(?:here|else)\s+)?"
+                 r"(?:doing|[a-z]{3,}ing|tried|used|done|applied|built|proposed|published)\b"
                  r"(?![^?]*\?\s*\S)")
 _IDENTIFY = re.compile(
     # which / what paper (anywhere: "… Which paper does this?")
@@ -350,7 +351,8 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
                 r"(?:[\w\-]+\s+){0,2}?models?")
 _ASKS_NAME = re.compile(
     r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
-    r"|(?<=\w\s)(?:which|what))\s+(?:the\s+)?"  # "DrPose15K built from which dataset?"
+    # "DrPose15K built from which dataset?", "In the off-policy paper, which dataset …?"
+    r"|(?<=\w\s)(?:which|what)|(?<=\w,\s)(?:which|what))\s+(?:the\s+)?"
     rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
     rf"(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
