@@ -364,8 +364,8 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     ("Which university or company is the DrPose paper from?", "university"),
     ("What benchmark is Agentic Predictor evaluated on?", "benchmark"),
     ("DrPose15K built from which motion dataset? name pls", "dataset"),
-    ("in the confounding-robust off-policy learning paper, which real-world dataset did they "
-     "run experiments on?", "dataset"),
+    (("in the confounding-robust off-policy learning paper, which real-world dataset did they "
+      "run experiments on?"), "dataset"),
     ("For GlowQ, what GPU was used?", "gpu"),
     ("In short, what does GlowQ do?", None),
     ("just list the datasets DIVERSE was run on", "datasets"),
