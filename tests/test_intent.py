@@ -46,6 +46,16 @@ KINDS = [
     ("Anyone know what GlowQ does?", "fact"),
     ("Anyone tried combining flow matching with RL?", "identify"),
     ("anyone done conformal prediction intervals for time-series forecasts?", "identify"),
+    # a need, then the question after a dash or semicolon; a description, then "what's it
+    # called" (not alone, which asks of what came before, nor of a named thing)
+    (("Distilling from teacher LLMs whose rationales conflict — is there a paper that "
+      "merges them?"), "identify"),
+    ("I need fewer API calls; is there a method that predicts workflow success?", "identify"),
+    ("GlowQ: is there a limit on group size?", "fact"),
+    ("flow estimation across modalities with a modality transfer net. whats it called",
+     "identify"),
+    ("what's it called?", "fact"),
+    ("DrPose's reward, what's it called?", "fact"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last
@@ -190,6 +200,8 @@ FOLLOW_UPS = [
     ("how is that different from RaLoRA?", True),
     ("does it beat GlowQ on latency?", True),
     ("how does it compare to RS-GRPO?", True),
+    ("ok and how much faster than the LP solvers is it?", True),
+    ("Is GlowQ faster than LoRA?", False),
     ("Why GlowQ?", False),
     ("How many datasets were used?", False),  # its own topic: decided by the evidence
 ]

@@ -2,7 +2,8 @@
 
 Read off a question here, and nowhere else:
 
-- what kind of answer it wants, and the names and words it holds (``kinds``);
+- what kind of answer it wants, and the names and words it holds (``kinds``), and what it
+  wants named: a dataset, a number, a value (``wanted``);
 - what it says about its context (``context``): a follow-up or a new topic, asked of the
   previous answer's papers ("which of these …?"), about the collection itself, or for a
   paper's reference (its BibTeX, its link).
@@ -26,7 +27,6 @@ from assistant.answer.intent.kinds import (
     asked,
     asked_for,
     asking,
-    asks_for_name,
     asks_for_papers,
     asks_for_several,
     asks_whether,
@@ -38,13 +38,31 @@ from assistant.answer.intent.kinds import (
     strong_names,
     topic_terms,
 )
+from assistant.answer.intent.wanted import asks_for_name
 
 __all__ = [
-    "FOLLOW_UP", "Kind", "about_collection", "among_earlier", "asked", "asked_again", "asked_for",
+    "FOLLOW_UP",
+    "Kind",
+    "about_collection",
+    "among_earlier",
+    "asked",
+    "asked_again",
+    "asked_for",
     "asking",
-    "asks_for_reference", "asks_of_them_together", "bare_follow_up",
-    "asks_for_name", "asks_for_papers", "asks_for_several", "asks_whether", "asks_yes_or_no",
-    "identifies", "join_follow_up", "kind_of", "left_out", "needs_rewrite", "ranks",
+    "asks_for_name",
+    "asks_for_papers",
+    "asks_for_reference",
+    "asks_for_several",
+    "asks_of_them_together",
+    "asks_whether",
+    "asks_yes_or_no",
+    "bare_follow_up",
+    "identifies",
+    "join_follow_up",
+    "kind_of",
+    "left_out",
+    "needs_rewrite",
+    "ranks",
     "strong_names",
     "topic_terms",
 ]

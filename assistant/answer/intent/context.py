@@ -148,7 +148,9 @@ def asked_again(question: str, history: Sequence[tuple[str, str]]) -> str | None
 _SET_AGAINST = re.compile(
     r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
     r"faster|slower|cheaper|beats?|outperforms?)\b|\b(?:is|does)\s+(?:it|that|this)\s+"
-    r"(?:\w+\s+){0,2}?(?:compare|differ|better|worse|faster|slower|cheaper|beat|outperform)\b",
+    r"(?:\w+\s+){0,2}?(?:compare|differ|better|worse|faster|slower|cheaper|beat|outperform)\b"
+    # "how much faster than the LP solvers is it?"
+    r"|\b(?:faster|slower|better|worse|cheaper)\s+than\b[^?]{0,40}?\b(?:is|does)\s+(?:it|that|this)\b",
     re.IGNORECASE)
 
 

@@ -74,6 +74,9 @@ _IDENTIFY = re.compile(
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
+    # "<what they need> — is there a paper that …?"
+    rf"|[\u2014\u2013;:]\s*(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?:\w+\s+){{0,2}}?"
+    rf"(?:{PAPER}|{_METHOD})\b"
     rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{PAPER}|^{_ANYTHING}"
     rf"|^\W*{_ANYONE_DOING}"  # "Anyone scoring robot motion with a VLM?"
     # name / point me to / recommend / looking for / find
@@ -94,6 +97,10 @@ _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{
                        r"(?!.*\b\w*[A-Z]\w*[A-Z0-9])")
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
+# "<a method described, no name>. whats it called": its paper (not "what's it called?" alone,
+# nor "DrPose's reward, what's it called?", which names what it is of)
+_CALLED = re.compile(r"(?<=\w[.?!,;:\u2014\u2013]\s)\W*what(?:'?s|\s+is)\s+(?:it|this|that)\s+"
+                     r"called\W*$", re.IGNORECASE)
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
                        re.IGNORECASE)
 _EXISTS = re.compile(
@@ -227,7 +234,8 @@ def _kind(own: str) -> Kind:
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or _FRAGMENT.search(own) or (
-            _NAME_ONE.search(own) and not strong_names(own)) or _WHO_DOES.search(own) or (
+            (_NAME_ONE.search(own) or _CALLED.search(own)) and not strong_names(own)) or (
+            _WHO_DOES.search(own)) or (
             _keywords(own)):
         return "identify"
     return "list" if several else "fact"
@@ -341,52 +349,6 @@ def asked_for(question: str) -> set[str] | None:
             break
         phrase.append(word)
     return set(terms(" ".join(phrase)))
-
-
-# "Which dataset does SSD-GS use?": a name (OLAT), not "a real-world dataset"; not "what kinds …"
-_NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
-                r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
-                r"|generators?|robots?|simulators?|tokeni[sz]ers?|scanners?|phones?"
-                r"|(?:language|pretrained|base|teacher|student|foundation)\s+"
-                r"(?:[\w\-]+\s+){0,2}?models?")
-_ASKS_NAME = re.compile(
-    r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
-    # "DrPose15K built from which dataset?", "In the off-policy paper, which dataset …?"
-    r"|(?<=\w\s)(?:which|what)|(?<=\w,\s)(?:which|what))\s+(?:the\s+)?"
-    rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
-    rf"(?P<thing>{_NAMED_THING})\b"
-    rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
-    r"|\s*[?.,]|\s*$)",
-    re.IGNORECASE)
-
-
-# "What learning rate does RS-GRPO use?", "what's PEA's accuracy on ImageNet-C?": a value (not
-# "what accuracy gain …", nor "what score …", which may be a name: PoseScore)
-_ASKS_VALUE = re.compile(
-    r"^\W*what(?:'s|\s+(?:is|was|are|were))?\s+(?:(?:the|its|their|[\w\-]+'s)\s+)?"
-    r"(?:(?:top-[15]|final|average|reported|overall|exact|absolute)\s+)?"
-    r"(?:learning\s+rates?|batch\s+sizes?|accurac(?:y|ies)|perplexit(?:y|ies)"
-    r"|(?:F1|BLEU|NDS|mAP|mIoU|GLUE)(?:\s+scores?)?)\b"
-    r"(?!\s+(?:improvements?|gains?|benefits?|drops?|trade-?offs?|boosts?|loss(?:es)?)\b)",
-    re.IGNORECASE)
-# "How many …", "Quick check: into how many …"; not "… matched to how many directions"
-_HOW_MANY = re.compile(r"(?:^|[.?!:;,]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
-_WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNORECASE)
-
-
-def asks_for_name(question: str) -> str | None:
-    """The kind of thing a question wants named ("dataset" for "Which dataset does SSD-GS
-    use?", "number" for "How many annotators …?", "value" for "What accuracy does PEA get?"),
-    or None; questions for a paper ("which paper …", "name a method …") are not."""
-    own = asked(question)
-    if kind_of(question) != "fact":
-        return None
-    if _ASKS_VALUE.search(own):
-        return "value"
-    found = _ASKS_NAME.search(own) or _HOW_MANY.search(own)
-    if found is None or _WH_BEFORE.search(own[:found.start()]):
-        return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
-    return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
 
 
 def left_out(question: str) -> tuple[str, tuple[str, ...]]:

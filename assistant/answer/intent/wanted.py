@@ -1,0 +1,54 @@
+"""What a question wants named: a dataset, a number, a value ("Which dataset does SSD-GS
+use?", "How many annotators …?", "What accuracy does PEA get?"); an answer that names none
+does not answer it (``asked.gives_wanted``)."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.answer.intent.kinds import AUX, asked, kind_of
+
+# "Which dataset does SSD-GS use?": a name (OLAT), not "a real-world dataset"; not "what kinds …"
+_NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
+                r"|librar(?:y|ies)|hardware|gpus?|universit(?:y|ies)|compan(?:y|ies)|institutions?"
+                r"|generators?|robots?|simulators?|tokeni[sz]ers?|scanners?|phones?"
+                r"|(?:language|pretrained|base|teacher|student|foundation)\s+"
+                r"(?:[\w\-]+\s+){0,2}?models?")
+_ASKS_NAME = re.compile(
+    r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
+    # "DrPose15K built from which dataset?", "In the off-policy paper, which dataset …?"
+    r"|(?<=\w\s)(?:which|what)|(?<=\w,\s)(?:which|what))\s+(?:the\s+)?"
+    rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
+    rf"(?P<thing>{_NAMED_THING})\b"
+    rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
+    r"|\s*[?.,]|\s*$)",
+    re.IGNORECASE)
+
+
+# "What learning rate does RS-GRPO use?", "what's PEA's accuracy on ImageNet-C?": a value (not
+# "what accuracy gain …", nor "what score …", which may be a name: PoseScore)
+_ASKS_VALUE = re.compile(
+    r"^\W*what(?:'s|\s+(?:is|was|are|were))?\s+(?:(?:the|its|their|[\w\-]+'s)\s+)?"
+    r"(?:(?:top-[15]|final|average|reported|overall|exact|absolute)\s+)?"
+    r"(?:learning\s+rates?|batch\s+sizes?|accurac(?:y|ies)|perplexit(?:y|ies)"
+    r"|(?:F1|BLEU|NDS|mAP|mIoU|GLUE)(?:\s+scores?)?)\b"
+    r"(?!\s+(?:improvements?|gains?|benefits?|drops?|trade-?offs?|boosts?|loss(?:es)?)\b)",
+    re.IGNORECASE)
+# "How many …", "Quick check: into how many …"; not "… matched to how many directions"
+_HOW_MANY = re.compile(r"(?:^|[.?!:;,]\s*)\W*(?:\w+\s+)?how\s+many\b", re.IGNORECASE)
+_WH_BEFORE = re.compile(r"\b(?:what|which|who|how|why|where|when)\b", re.IGNORECASE)
+
+
+def asks_for_name(question: str) -> str | None:
+    """The kind of thing a question wants named ("dataset" for "Which dataset does SSD-GS
+    use?", "number" for "How many annotators …?", "value" for "What accuracy does PEA get?"),
+    or None; questions for a paper ("which paper …", "name a method …") are not."""
+    own = asked(question)
+    if kind_of(question) != "fact":
+        return None
+    if _ASKS_VALUE.search(own):
+        return "value"
+    found = _ASKS_NAME.search(own) or _HOW_MANY.search(own)
+    if found is None or _WH_BEFORE.search(own[:found.start()]):
+        return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
+    return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
