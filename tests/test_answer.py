@@ -571,7 +571,6 @@ def test_focus_needs_the_name_as_a_word() -> None:
     assert focus("How is RL used for robots?", [world]) is None
 
 
-
 def test_focus_is_never_on_another_paper_than_the_one_called_by_name() -> None:
     from assistant.answer.evidence import focus
     from assistant.types import Source
@@ -584,6 +583,7 @@ def test_focus_is_never_on_another_paper_than_the_one_called_by_name() -> None:
     asked = "does rs-grpo improve pass@k on code generation benchmarks like HumanEval?"
     assert focus(asked, [lora, grpo]) is None
     assert focus("does RaLoRA improve HumanEval?", [lora, grpo]) == lora
+
 
 def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel

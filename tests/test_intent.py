@@ -51,11 +51,19 @@ KINDS = [
     (("Distilling from teacher LLMs whose rationales conflict — is there a paper that "
       "merges them?"), "identify"),
     ("I need fewer API calls; is there a method that predicts workflow success?", "identify"),
+    ("I need fewer API calls - is there a paper that predicts workflow success?", "identify"),
+    ("ads with hidden confounders — is there work on that?", "identify"),
     ("GlowQ: is there a limit on group size?", "fact"),
+    ("GlowQ: is there a method for choosing the group size?", "fact"),  # of the named paper
+    ("Following up on GlowQ: is there a model they compare against?", "fact"),
     ("flow estimation across modalities with a modality transfer net. whats it called",
      "identify"),
+    ("a net that moves images between modalities — what’s it called again?", "identify"),
+    ("a flow net trained with a modality transfer net... what was it called", "identify"),
     ("what's it called?", "fact"),
     ("DrPose's reward, what's it called?", "fact"),
+    ("drpose's reward. what's it called?", "fact"),  # owned by a paper, if in lower case
+    ("In the rs-grpo paper there is a risk parameter. what's it called?", "fact"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last
@@ -201,7 +209,10 @@ FOLLOW_UPS = [
     ("does it beat GlowQ on latency?", True),
     ("how does it compare to RS-GRPO?", True),
     ("ok and how much faster than the LP solvers is it?", True),
+    ("how much faster is it than GPTQ?", True),
     ("Is GlowQ faster than LoRA?", False),
+    ("Is RaLoRA faster than LoRA, and does it need more memory?", False),  # "it": RaLoRA
+    ("RaLoRA is better than LoRA - does this hold for Llama-3?", False),
     ("Why GlowQ?", False),
     ("How many datasets were used?", False),  # its own topic: decided by the evidence
 ]
@@ -379,6 +390,7 @@ def test_asks_yes_or_no(question: str, yes_no: bool) -> None:
     (("in the confounding-robust off-policy learning paper, which real-world dataset did they "
       "run experiments on?"), "dataset"),
     ("For GlowQ, what GPU was used?", "gpu"),
+    ("GlowQ vs GPTQ, which baseline is stronger?", None),  # a comparison, not a name
     ("In short, what does GlowQ do?", None),
     ("just list the datasets DIVERSE was run on", "datasets"),
     ("How many human annotators worked on TSR-Suite?", "number"),

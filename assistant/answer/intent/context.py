@@ -96,7 +96,7 @@ def bare_follow_up(question: str) -> bool:
     too short to be a topic of its own, in a conversation they ask about what was just said."""
     if not re.search(r"\w", question):
         return False
-    if _BARE.match(question) is not None:
+    if len(question) <= 60 and _BARE.match(question) is not None:  # short, and no backtracking
         return True
     words = re.findall(r"[\w\-']+", question)
     lead = int(bool(words) and words[0].lower() in ("and", "so", "ok", "okay", "but"))
@@ -149,8 +149,10 @@ _SET_AGAINST = re.compile(
     r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
     r"faster|slower|cheaper|beats?|outperforms?)\b|\b(?:is|does)\s+(?:it|that|this)\s+"
     r"(?:\w+\s+){0,2}?(?:compare|differ|better|worse|faster|slower|cheaper|beat|outperform)\b"
-    # "how much faster than the LP solvers is it?"
-    r"|\b(?:faster|slower|better|worse|cheaper)\s+than\b[^?]{0,40}?\b(?:is|does)\s+(?:it|that|this)\b",
+    # "how much faster than the LP solvers is it?", "how much faster is it than GPTQ?"
+    r"|\b(?:faster|slower|better|worse|cheaper)\s+than\b[^?,;]{0,40}?\b(?:is|does)\s+"
+    r"(?:it|that|this)\b(?=\s*(?:[?,.]|$))"
+    r"|\b(?:faster|slower|better|worse|cheaper)\s+(?:is|does)\s+(?:it|that|this)\s+than\b",
     re.IGNORECASE)
 
 

@@ -3,7 +3,7 @@
 - its kind: ``fact``, ``identify`` (one paper is the answer: "which paper …?", "is there work
   on …?", "what approach lets …?", "name a method that …", "point me to …") or ``list``
   ("which papers …?", "point me to the papers on …");
-- whether it wants a yes or a no, a thing by name ("which dataset …?"), a ranking;
+- whether it wants a yes or a no, or a ranking (a thing by name: ``wanted``);
 - the names and content words it holds, which the evidence must cover.
 """
 
@@ -74,9 +74,6 @@ _IDENTIFY = re.compile(
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
     rf"|^\W*(?:is|are)\s+there\b|\bany(?:one|body)?\s+(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
-    # "<what they need> — is there a paper that …?"
-    rf"|[\u2014\u2013;:]\s*(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?:\w+\s+){{0,2}}?"
-    rf"(?:{PAPER}|{_METHOD})\b"
     rf"|\bhas\s+any(?:one|body)\b|\b(?:does|do)\s+(?:any|some)\s+{PAPER}|^{_ANYTHING}"
     rf"|^\W*{_ANYONE_DOING}"  # "Anyone scoring robot motion with a VLM?"
     # name / point me to / recommend / looking for / find
@@ -95,12 +92,19 @@ _FRAGMENT = re.compile(
 # uses GlowQ?" nor "who ranks first on the HUMAINE leaderboard?", which name something)
 _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
                        r"(?!.*\b\w*[A-Z]\w*[A-Z0-9])")
+# A need or a method described, then the question: "<need> — is there a paper that …?",
+# "<a method described>. whats it called" (not "what's it called?" alone, which asks of what
+# came before; nor of a paper named or a thing owned: "GlowQ: is there a model they compare
+# against?", "drpose's reward, what's it called?", "In the rs-grpo paper … . what's it called?")
+_AFTER_NEED = re.compile(
+    rf"(?:[\u2014\u2013;:,]|\s-)\s*(?:is|are)\s+there\s+(?:(?:a|an|any|some)\s+)?"
+    rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
+    r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*what(?:['\u2019]?s|\s+(?:is|was))\s+(?:it|this|that)"
+    r"\s+called(?:\s+again)?\W*$", re.IGNORECASE)
+_OWNED = re.compile(rf"['\u2019]s\b|\b(?:{PAPER}|its|their)\b|{re.escape(FOLLOW_UP)}",
+                    re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
-# "<a method described, no name>. whats it called": its paper (not "what's it called?" alone,
-# nor "DrPose's reward, what's it called?", which names what it is of)
-_CALLED = re.compile(r"(?<=\w[.?!,;:\u2014\u2013]\s)\W*what(?:'?s|\s+is)\s+(?:it|this|that)\s+"
-                     r"called\W*$", re.IGNORECASE)
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
                        re.IGNORECASE)
 _EXISTS = re.compile(
@@ -234,11 +238,23 @@ def _kind(own: str) -> Kind:
     if several and (_IDENTIFY.search(own) or re.match(r"\W*(?:which|what)\b", own, re.I)):
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or _FRAGMENT.search(own) or (
-            (_NAME_ONE.search(own) or _CALLED.search(own)) and not strong_names(own)) or (
-            _WHO_DOES.search(own)) or (
+            _NAME_ONE.search(own) and not strong_names(own)) or _WHO_DOES.search(own) or (
+            _after_need(own)) or (
             _keywords(own)):
         return "identify"
     return "list" if several else "fact"
+
+
+def _after_need(own: str) -> bool:
+    found = _AFTER_NEED.search(own)
+    if found is None:
+        return False
+    before = own[:found.start()]  # a need described, not a name ("GlowQ:", "Following up on
+    # GlowQ:"), nor a thing owned, nor one a named paper has ("SSD-GS models specular light
+    # with a learned term. What is it called?"); "I need fewer API calls; is there …" may
+    # hold an acronym
+    short = len(re.findall(r"\w+", before)) <= 4 or "called" in found[0].lower()
+    return not _OWNED.search(before) and not (short and strong_names(before))
 
 
 # "speculative decoding", "llm leaderboard demographics": words typed as into a search box ask

@@ -16,8 +16,10 @@ _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|op
                 r"(?:[\w\-]+\s+){0,2}?models?")
 _ASKS_NAME = re.compile(
     r"(?:^\W*(?:(?:tell\s+me|and|also|so|just|please)\s+)?(?:which|what|name|list)"
-    # "DrPose15K built from which dataset?", "In the off-policy paper, which dataset …?"
-    r"|(?<=\w\s)(?:which|what)|(?<=\w,\s)(?:which|what))\s+(?:the\s+)?"
+    # "DrPose15K built from which dataset?", "In the off-policy paper, which dataset …?" (not
+    # "GlowQ vs GPTQ, which baseline is stronger?")
+    r"|(?<=\w\s)(?:which|what)|^\W*(?:in|for|on|from|about|regarding)\b[^?]*?,\s+(?:which|what))"
+    r"\s+(?:the\s+)?"
     rf"(?:(?!(?:a|an|any|some|kinds?|types?|sorts?)(?![\w\-]))[\w\-]+\s+){{0,2}}?"
     rf"(?P<thing>{_NAMED_THING})\b"
     rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
