@@ -64,6 +64,8 @@ KINDS = [
     ("DrPose's reward, what's it called?", "fact"),
     ("drpose's reward. what's it called?", "fact"),  # owned by a paper, if in lower case
     ("In the rs-grpo paper there is a risk parameter. what's it called?", "fact"),
+    ("there is a paper that rebuilds the human and the scene from web video... what's it called?",
+     "identify"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last

@@ -101,8 +101,8 @@ _AFTER_NEED = re.compile(
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
     r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*what(?:['\u2019]?s|\s+(?:is|was))\s+(?:it|this|that)"
     r"\s+called(?:\s+again)?\W*$", re.IGNORECASE)
-_OWNED = re.compile(rf"['\u2019]s\b|\b(?:{PAPER}|its|their)\b|{re.escape(FOLLOW_UP)}",
-                    re.IGNORECASE)
+_OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that|its|their)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
+                    rf"|its|their)\b|{re.escape(FOLLOW_UP)}", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
