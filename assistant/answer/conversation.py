@@ -171,8 +171,8 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
         # It named what nobody said (the prompt's own example, "GraphRAG", for "its planning
         # cost" after two turns on NL-PDDL): the last question that names something says
         # what it is about.
-        named = [q for q, _ in history if strong_names(q)]
-        return join_follow_up(question, (named or [history[-1][0]])[-1])
+        named = next((q for q, _ in reversed(history) if strong_names(q)), history[-1][0])
+        return join_follow_up(question, named)
     return rewritten
 
 

@@ -117,8 +117,10 @@ def focus(question: str, sources: Sequence[Source],
     other retrieved paper contains every name of the question, the others are only noise
     for a small model, and tokens it must read before its first word.
     """
+    if asks_for_several(question):
+        return None
     called = called_by_name(question, sources)
-    if asks_for_several(question) or len(called) > 1:
+    if len(called) > 1:
         return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:

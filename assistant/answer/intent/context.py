@@ -145,14 +145,14 @@ def asked_again(question: str, history: Sequence[tuple[str, str]]) -> str | None
 
 
 # "how is that different from RaLoRA?", "does it beat GlowQ?": "it" set against a named one
+_MORE = "better|worse|faster|slower|cheaper"
 _SET_AGAINST = re.compile(
-    r"\b(?:it|that|this)\s+(?:\w+\s+){0,3}?(?:compare[sd]?|differ(?:s|ent)?|better|worse|"
-    r"faster|slower|cheaper|beats?|outperforms?)\b|\b(?:is|does)\s+(?:it|that|this)\s+"
-    r"(?:\w+\s+){0,2}?(?:compare|differ|better|worse|faster|slower|cheaper|beat|outperform)\b"
+    rf"\b(?:it|that|this)\s+(?:\w+\s+){{0,3}}?(?:compare[sd]?|differ(?:s|ent)?|{_MORE}|"
+    rf"beats?|outperforms?)\b|\b(?:is|does)\s+(?:it|that|this)\s+"
+    rf"(?:\w+\s+){{0,2}}?(?:compare|differ|{_MORE}|beat|outperform)\b"
     # "how much faster than the LP solvers is it?", "how much faster is it than GPTQ?"
-    r"|\b(?:faster|slower|better|worse|cheaper)\s+than\b[^?,;]{0,40}?\b(?:is|does)\s+"
-    r"(?:it|that|this)\b(?=\s*(?:[?,.]|$))"
-    r"|\b(?:faster|slower|better|worse|cheaper)\s+(?:is|does)\s+(?:it|that|this)\s+than\b",
+    rf"|\b(?:{_MORE})\s+than\b[^?,;]{{0,40}}?\b(?:is|does)\s+(?:it|that|this)\b(?=\s*(?:[?,.]|$))"
+    rf"|\b(?:{_MORE})\s+(?:is|does)\s+(?:it|that|this)\s+than\b",
     re.IGNORECASE)
 
 

@@ -99,9 +99,9 @@ _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{
 _AFTER_NEED = re.compile(
     rf"(?:[\u2014\u2013;:,]|\s-)\s*(?:is|are)\s+there\s+(?:(?:a|an|any|some)\s+)?"
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
-    r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*what(?:['\u2019]?s|\s+(?:is|was))\s+(?:it|this|that)"
-    r"\s+called(?:\s+again)?\W*$", re.IGNORECASE)
-_OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that|its|their)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
+    r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*(?P<called>what(?:['\u2019]?s|\s+(?:is|was))\s+"
+    r"(?:it|this|that)\s+called)(?:\s+again)?\W*$", re.IGNORECASE)
+_OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
                     rf"|its|their)\b|{re.escape(FOLLOW_UP)}", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
@@ -253,7 +253,7 @@ def _after_need(own: str) -> bool:
     # GlowQ:"), nor a thing owned, nor one a named paper has ("SSD-GS models specular light
     # with a learned term. What is it called?"); "I need fewer API calls; is there …" may
     # hold an acronym
-    short = len(re.findall(r"\w+", before)) <= 4 or "called" in found[0].lower()
+    short = len(re.findall(r"\w+", before)) <= 4 or found["called"] is not None
     return not _OWNED.search(before) and not (short and strong_names(before))
 
 
