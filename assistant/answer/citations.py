@@ -20,9 +20,9 @@ from assistant.answer.markers import (
 )
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names
-from assistant.text.sentences import (defined, key_terms, mentions, misspelt, normalise,
-                                      question_names, split_sentences, spelled_out,
-                                      unfinished, without_examples)
+from assistant.text.sentences import (counts, defined, key_terms, mentions, misspelt,
+                                      normalise, question_names, split_sentences,
+                                      spelled_out, unfinished, without_examples)
 from assistant.text.stems import stem, terms
 from assistant.types import Dropped, Source
 
@@ -221,15 +221,16 @@ class CitationChecker:
         # release", whose "HUMAINE" and "release" are); a topic word no indexed paper uses,
         # when any is missing.
         echoed = unsaid(self._asked)
+        gives = gives_values(sentence, self._question_text) or bool(  # or "five", how many
+            self.wanted == "number" and counts(sentence) - counts(self.question))
         if 2 * len(echoed) < len({w for w in words & self._asked if len(w) > 2}):
-            if self._asked and not gives_values(sentence, self._question_text) and not {
-                    w for w in words - GENERIC - self._question_words
-                    if not self._abbreviates(w)}:
+            if self._asked and not gives and not {w for w in words - GENERIC - self._question_words
+                                                  if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
         if not self._echoes(sentence):
             echoed |= unsaid(self._topic)
-        if echoed and not gives_values(sentence, self._question_text):
+        if echoed and not gives:
             return 0.0, "", f"the source says nothing of: {', '.join(sorted(echoed)[:4])}"
         scores = [(cosine(vector, v), p) for v, p in zip(item.vectors, item.passages, strict=True)]
         best, passage = max(scores) if scores else (0.0, item.text)

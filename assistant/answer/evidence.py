@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
-from assistant.answer.intent import asks_for_several, identifies, strong_names
+from assistant.answer.intent import asks_for_papers, asks_for_several, identifies, strong_names
+from assistant.answer.intent.story import without_story
 from assistant.answer.support import Calibration, called_by_name
 from assistant.config import AnswerSettings
 from assistant.text.mentions import everyday, paper_names
@@ -140,9 +141,18 @@ def unheld(question: str, sources: Sequence[Source]) -> list[str]:
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
     # an acronym the abstract writes out ("GP": "Gaussian Processes") is held
     acronyms = {normalise(a): a for a in re.findall(r"\b[A-Z]{2,6}s?\b", question)}
-    return sorted(n for n in strong_names(question)
-                  if not any(mentions(t, n) or n in t or (n in acronyms and spelled_out(
-                      acronyms[n], t)) for t in texts))
+
+    def held(name: str, text: str) -> bool:
+        return mentions(text, name) or (name in acronyms and spelled_out(acronyms[name], text))
+
+    def parts_held(name: str, text: str) -> bool:  # "near-LP-solver": "linear programming solvers"
+        parts = name.split("-")
+        return len(parts) > 1 and all(len(p) > 1 and p.isalpha() and held(p, text) for p in parts)
+
+    # "Any work on …? In our EHR data …": a name in the asker's story need not be held
+    asked = without_story(question) if asks_for_papers(question) else question
+    return sorted(n for n in strong_names(asked) if not any(
+        held(n, t) or n in t or parts_held(n, t) for t in texts))
 
 
 def named_paper(question: str, evidence: Sequence[Evidence],

@@ -14,7 +14,9 @@ NAME = re.compile(r"\b(?:[A-Z][a-z]+-)*[A-Za-z]*(?:[A-Z][a-z0-9]*[A-Z0-9]|[a-z][
                    r"|(?<![\w.])\d{2,}[Bb](?![\w])")
 # "PDDL-style regression", "an IBG-based network": the name is PDDL, IBG
 NAME_SUFFIX = re.compile(r"-(?:style|based|like|shaped|type|aware|driven|guided|inspired|"
-                         r"specific|oriented|centric|free|only|level)$", re.IGNORECASE)
+                         r"specific|oriented|centric|free|only|level|"
+                         # "AIGB-something?": a name half remembered, its start given
+                         r"something|whatever)$", re.IGNORECASE)
 # a capitalised word and a letter or digit: "Avey-B", "Llama-3" (not "person-to-3D")
 _HYPHENED = re.compile(r"\b[A-Z][a-z]+-[A-Z0-9](?![a-z])[A-Za-z0-9\-]*")
 _CAPITAL = re.compile(r"(?<=[\w,;:)] )[A-Z][a-z]{2,}\b")

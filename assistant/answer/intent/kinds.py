@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from assistant.answer.intent.story import without_story
 from assistant.text.sentences import (
     NAME,
     NAME_SUFFIX,
@@ -100,7 +101,18 @@ _AFTER_NEED = re.compile(
     rf"(?:[\u2014\u2013;:,]|\s-)\s*(?:is|are)\s+there\s+(?:(?:a|an|any|some)\s+)?"
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
     r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*(?P<called>what(?:['\u2019]?s|\s+(?:is|was))\s+"
-    r"(?:it|this|that)\s+called)(?:\s+again)?\W*$", re.IGNORECASE)
+    # "… what was it called exactly? thinking of it for a huge graph": what follows asks nothing
+    r"(?:it|this|that)\s+called)(?:\s+(?:again|exactly))?(?:\W*$|[?.!]\s+[^?]*$)", re.IGNORECASE)
+# "I remember a paper about … what was it called?", "there was something using … what's the
+# exact title?", "Someone told me about a method that …. Is that paper in here?": a paper
+# recalled, its name asked (not "I read the GlowQ paper. What is the name of its cache?")
+_RECALL = re.compile(
+    r"^\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+)?(?:remember|recall|saw|read|came\s+across|heard)"
+    r"|there\s+(?:was|is)|(?:someone|somebody|a\s+(?:friend|colleague))\s+(?:told|showed)\s+me)"
+    r"\s+(?:(?:about|of)\s+)?(?:a|an|some|something|one)\b.*?(?:\bwhat(?:['\u2019]?s|\s+(?:is|was))"
+    r"\s+(?:it|this|that|the\s+paper)\s+called\b|\b(?:its|the)\s+(?:(?:exact|full)\s+)?(?:title|"
+    r"name)(?:\s+of\s+(?:it|that|the\s+paper))?(?:\s+(?:please|pls))?\W*$|\b(?:is|was)\s+(?:it|"
+    r"that|this)(?:\s+(?:paper|one|work))?\s+(?:in\s+)?here\b)", re.IGNORECASE | re.DOTALL)
 _OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
                     rf"|its|their)\b|{re.escape(FOLLOW_UP)}", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
@@ -169,7 +181,9 @@ def asking(question: str) -> str:
     if FOLLOW_UP in question:
         return question
     ask = _asking_sentence(question)
-    return question if _POINTS_BACK.search(ask) else _LABEL.sub("", ask)
+    if _POINTS_BACK.search(ask) or _RECALL.search(question):  # "I remember a paper …"
+        return question
+    return _LABEL.sub("", ask)
 
 
 # "thanks! different question: which paper …?": what frames the question, not of it
@@ -231,7 +245,7 @@ def kind_of(question: str) -> Kind:
 def _kind(own: str) -> Kind:
     if _COUNT_OR_ABOUT.match(own):
         return "fact"
-    nouns = _AS_VERB.sub(" ", own)
+    nouns = _AS_VERB.sub(" ", without_story(own))  # not "… I worry standard methods fail."
     several = bool(_LIST.search(nouns)) and not (  # unless it asks for something else
         _WH_START.match(nouns) and not _WH_PLURAL.match(nouns)
         and not _SPEAKS_OF_PAPERS.search(nouns))
@@ -239,7 +253,7 @@ def _kind(own: str) -> Kind:
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or _FRAGMENT.search(own) or (
             _NAME_ONE.search(own) and not strong_names(own)) or _WHO_DOES.search(own) or (
-            _after_need(own)) or (
+            _after_need(own)) or _RECALL.search(own) or (
             _keywords(own)):
         return "identify"
     return "list" if several else "fact"
