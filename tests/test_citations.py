@@ -600,6 +600,19 @@ def test_a_yes_or_no_in_the_questions_own_words_is_not_an_answer() -> None:
                 Dropped("", "")).reason.startswith("says yes or no")
 
 
+def test_how_many_ways_is_answered_with_a_count_in_words() -> None:
+    """"how many different ways of doing that did they try?": "They tried five different
+    ways …" gives the count the source states, in the question's words for the things."""
+    evidence = [_evidence(1, "Knowledge Purification", "We propose five purification methods "
+                          "for rationales of multiple teacher LLMs.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="how many different ways of purifying did they try?")
+    assert checker.check("They tried five different ways of purifying rationales [1]."
+                         ).dropped is None
+    dropped = checker.check("They tried different ways of purifying rationales [1].").dropped
+    assert dropped is not None and "the source says nothing of" in dropped.reason
+
+
 def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
     """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
     curated samples were curated through human-guided annotation": true, and no count."""

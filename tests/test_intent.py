@@ -66,6 +66,22 @@ KINDS = [
     ("In the rs-grpo paper there is a risk parameter. what's it called?", "fact"),
     ("there is a paper that rebuilds the human and the scene from web video... what's it called?",
      "identify"),
+    # a paper recalled, its name asked for ("what was it called exactly?", "the exact title")
+    (("I remember a paper on ad bidding that scores generated plans... AIGB-something? what "
+      "was it called exactly?"), "identify"),
+    (("there was something using a regularity lemma on big graphs... what was it called? "
+      "thinking of it for a transaction graph"), "identify"),
+    (("I remember a paper with something like 'theory informed kernel'. what is the exact "
+      "title please?"), "identify"),
+    (("Someone told me about a method that weights embedding models by their uncertainty. "
+      "Is that paper in here?"), "identify"),
+    ("I half-remember a graph paper on a weak regularity lemma. what was it called?", "identify"),
+    ("I remember a paper on GlowQ. What is the name of the cache it uses?", "fact"),
+    ("I read the GlowQ paper. What does it cache?", "fact"),
+    # the asker's story says why they ask, not what: its plural nouns make no list
+    (("Any work on treatment policies under unmeasured confounders? In our EHR data I worry "
+      "standard methods would give harmful policies."), "identify"),
+    ("Any work on policies under confounding? I need all the papers and methods on it.", "list"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last
@@ -448,6 +464,17 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("Which ICLR 2026 paper pretrains a VAE?", ["vae"]),
     # a name with capitalised words hyphened before it is read whole; "deep-" is no name
     ("How do deep kernel GPs compare with Self-GP?", ["self-gp"]),
+    # a name half remembered ("GP-something") is the start given
+    ("Is there a GP-something for normative theories?", []),
+    # a compound whose every word the paper holds, the acronym written out: not "GP-solver"
+    ("Which paper gets near-GP-kernel quality on normative theories?", []),
+    ("Which paper has a GP-solver for normative theories?", ["gp-solver"]),
+    # a name in the asker's story, when the question asks for papers and not of the story
+    ("Any work on deep kernel GPs for normative theories? In our lab we run ETTh1 a lot.", []),
+    ("Does the deep kernel approach work for normative theories? We run ETTh1 a lot.",
+     ["etth1"]),
+    ("Any work on deep kernel GPs for normative theories? We run ETTh1. Is it tested on that?",
+     ["etth1"]),
     ("Is the deep-GP approach for normative theories meta-learned?", []),
 ])
 def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
@@ -494,6 +521,9 @@ def test_a_paper_named_in_any_case_is_covered(question: str, about: bool) -> Non
      "I half-remember a graph paper on a weak regularity lemma. Which one was that?"),
     ("I work on federated learning. Is there a paper that addresses this with personal models?",
      "I work on federated learning. Is there a paper that addresses this with personal models?"),
+    # a paper recalled and its name asked for: all of it is read
+    ("I remember a paper on deep kernels for retina data. what is the exact title please?",
+     "I remember a paper on deep kernels for retina data. what is the exact title please?"),
     ("Which paper proposes GlowQ?", "Which paper proposes GlowQ?"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)",
      "Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)"),

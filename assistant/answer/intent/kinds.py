@@ -107,7 +107,7 @@ _AFTER_NEED = re.compile(
 # exact title?", "Someone told me about a method that …. Is that paper in here?": a paper
 # recalled, its name asked (not "I read the GlowQ paper. What is the name of its cache?")
 _RECALL = re.compile(
-    r"^\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+)?(?:remember|recall|saw|read|came\s+across|heard)"
+    r"^\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+|half-)?(?:remember|recall|saw|read|came\s+across|heard)"
     r"|there\s+(?:was|is)|(?:someone|somebody|a\s+(?:friend|colleague))\s+(?:told|showed)\s+me)"
     r"\s+(?:(?:about|of)\s+)?(?:a|an|some|something|one)\b.*?(?:\bwhat(?:['\u2019]?s|\s+(?:is|was))"
     r"\s+(?:it|this|that|the\s+paper)\s+called\b|\b(?:its|the)\s+(?:(?:exact|full)\s+)?(?:title|"

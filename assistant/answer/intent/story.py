@@ -11,6 +11,8 @@ from assistant.text.sentences import split_sentences
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i['\u2019](?:m|ve|d)|my|we|we['\u2019](?:re|ve)|our|us)\b",
                            re.IGNORECASE)
+# "I need all the papers on it.": a request in the first person, not a story
+_REQUEST = re.compile(r"\b(?:papers?|works|studies|articles|list|all|every|each)\b", re.IGNORECASE)
 # the asking sentence leans on the story: "We fine-tune on ETTh1. Does TEDM work on it?"
 # (not "that" starting a clause: "Is there a paper that …?")
 _POINTS_BACK = re.compile(r"\b(?:this|these|those|it|they|them|such)\b|\bthat(?=\s*[?.,!]|\s+"
@@ -19,11 +21,13 @@ _POINTS_BACK = re.compile(r"\b(?:this|these|those|it|they|them|such)\b|\bthat(?=
 
 
 def without_story(question: str) -> str:
-    """The question without its sentences in the first person that ask nothing (no "?"),
-    when another sentence asks and does not point back at them; else the question."""
+    """The question without its sentences in the first person that ask nothing (no "?", no
+    papers wanted), when another sentence asks and does not point back at them; else the
+    question."""
     sentences = split_sentences(question)
     asking = [s for s in sentences if s.rstrip().endswith("?")]
     if len(sentences) < 2 or not asking or _POINTS_BACK.search(asking[-1]):
         return question
-    kept = [s for s in sentences if s.rstrip().endswith("?") or not _FIRST_PERSON.search(s)]
+    kept = [s for s in sentences if s.rstrip().endswith("?") or not _FIRST_PERSON.search(s)
+            or _REQUEST.search(s)]
     return " ".join(kept)
