@@ -82,6 +82,12 @@ KINDS = [
     (("Any work on treatment policies under unmeasured confounders? In our EHR data I worry "
       "standard methods would give harmful policies."), "identify"),
     ("Any work on policies under confounding? I need all the papers and methods on it.", "list"),
+    # a need, then "what's out there?" asks for the paper (not of a paper named: "GlowQ. …")
+    (("need to steer a flow generator toward a score that isn't differentiable, and RL "
+      "fine-tuning blows our GPU memory. what's out there?"), "identify"),
+    ("I want cheaper LLM serving, what's available?", "identify"),
+    ("GlowQ. what is available?", "fact"),
+    ("what is out there?", "fact"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
     ("Anyone using GlowQ here? Does it need calibration data?", "fact"),  # asks the last

@@ -102,7 +102,9 @@ _AFTER_NEED = re.compile(
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
     r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*(?P<called>what(?:['\u2019]?s|\s+(?:is|was))\s+"
     # "… what was it called exactly? thinking of it for a huge graph": what follows asks nothing
-    r"(?:it|this|that)\s+called)(?:\s+(?:again|exactly))?(?:\W*$|[?.!]\s+[^?]*$)", re.IGNORECASE)
+    r"(?:it|this|that)\s+called)(?:\s+(?:again|exactly))?(?:\W*$|[?.!]\s+[^?]*$)"
+    # "<a need>. what's out there?"
+    r"|(?<=\w)\s*[.?!,]\s*what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available)\W*$", re.IGNORECASE)
 # "I remember a paper about … what was it called?", "there was something using … what's the
 # exact title?", "Someone told me about a method that …. Is that paper in here?": a paper
 # recalled, its name asked (not "I read the GlowQ paper. What is the name of its cache?")
