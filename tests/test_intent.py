@@ -77,6 +77,8 @@ KINDS = [
       "Is that paper in here?"), "identify"),
     ("I half-remember a graph paper on a weak regularity lemma. what was it called?", "identify"),
     ("I remember a paper on GlowQ. What is the name of the cache it uses?", "fact"),
+    ("I read a paper called GlowQ. what's the full name?", "fact"),  # named: its expansion
+    ("I remember a dataset in Avey-B with long documents. Is that in here?", "fact"),
     ("I read the GlowQ paper. What does it cache?", "fact"),
     # the asker's story says why they ask, not what: its plural nouns make no list
     (("Any work on treatment policies under unmeasured confounders? In our EHR data I worry "
@@ -87,6 +89,8 @@ KINDS = [
       "fine-tuning blows our GPU memory. what's out there?"), "identify"),
     ("I want cheaper LLM serving, what's available?", "identify"),
     ("GlowQ. what is available?", "fact"),
+    ("thanks, what's available?", "fact"),
+    ("For GlowQ, what are the baselines, what's available?", "fact"),
     ("what is out there?", "fact"),
     ("Anyone applied GFlowNets to portfolio construction?", "identify"),
     ("Anyone done with GlowQ? Does it need calibration data?", "fact"),  # asks the last
@@ -472,8 +476,9 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("How do deep kernel GPs compare with Self-GP?", ["self-gp"]),
     # a name half remembered ("GP-something") is the start given
     ("Is there a GP-something for normative theories?", []),
-    # a compound whose every word the paper holds, the acronym written out: not "GP-solver"
-    ("Which paper gets near-GP-kernel quality on normative theories?", []),
+    # a compound whose words the paper writes in turn, the acronym written out: not "GP-solver"
+    ("Which paper uses Kernel-GPs for normative theories?", []),
+    ("Which paper gets near-GP-kernel quality on normative theories?", ["gp-kernel"]),
     ("Which paper has a GP-solver for normative theories?", ["gp-solver"]),
     # a name in the asker's story, when the question asks for papers and not of the story
     ("Any work on deep kernel GPs for normative theories? In our lab we run ETTh1 a lot.", []),
@@ -490,6 +495,43 @@ def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     source = Source("p1", "Meta-Learning Inductive Biases using Deep Kernel Gaussian Processes",
                     "We meta-learn deep kernel Gaussian processes for normative theories.", 1.0)
     assert unheld(question, [source]) == unheld_names
+
+
+@pytest.mark.parametrize(("name", "text", "unheld_names"), [
+    ("which paper gets near-LP-solver quality?", "comparable to linear programming solvers", []),
+    ("Is ImageNet-Sketch used?", "We train on ImageNet and test on sketch-like renditions.",
+     ["imagenet-sketch"]),
+    ("Which paper fine-tunes ViT-Huge?", "The ViT encoder handles images of huge size.",
+     ["vit-huge"]),
+])
+def test_a_hyphened_name_is_held_by_its_words_in_turn(name: str, text: str,
+                                                      unheld_names: list[str]) -> None:
+    from assistant.answer.evidence import unheld
+    from assistant.types import Source
+
+    assert unheld(name, [Source("p1", "A paper", text, 1.0)]) == unheld_names
+
+
+@pytest.mark.parametrize(("question", "rest"), [
+    # the asker's situation, in the first person, around what the question asks
+    ("Any work on policies under unmeasured confounders? In our EHR data I worry standard "
+     "methods would fail.", "Any work on policies under unmeasured confounders?"),
+    ("any work on policies under unmeasured confounders? in our EHR data I worry standard "
+     "methods would fail.", "any work on policies under unmeasured confounders?"),
+    # kept: a request for papers, an asking sentence that says little or leans on the story
+    ("Any work on policies under unmeasured confounders? I need all the papers on it.",
+     "Any work on policies under unmeasured confounders? I need all the papers on it."),
+    ("Which paper should I read? I want deep kernel GPs evaluated on ETTh1.",
+     "Which paper should I read? I want deep kernel GPs evaluated on ETTh1."),
+    ("We fine-tune TEDM on ETTh1 every week. Does it report results on that data?",
+     "We fine-tune TEDM on ETTh1 every week. Does it report results on that data?"),
+    ("TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?",
+     "TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?"),
+])
+def test_the_askers_story_is_told_apart_from_what_is_asked(question: str, rest: str) -> None:
+    from assistant.answer.intent.story import without_story
+
+    assert without_story(question) == rest
 
 
 @pytest.mark.parametrize(("question", "about"), [

@@ -137,22 +137,40 @@ def focus(question: str, sources: Sequence[Source],
 
 def unheld(question: str, sources: Sequence[Source]) -> list[str]:
     """The names the question gives (TriviaQA, ETTh1, NeRF) that no retrieved paper holds: the
-    question is about something the papers do not speak of."""
+    question is about something the papers do not speak of. Not those only in the asker's
+    story when it asks for papers (``intent.story``), nor a hyphened name whose words a paper
+    writes ("near-LP-solver": "linear programming solvers")."""
     texts = [normalise(f"{s.title} {s.text}") for s in sources]
     # an acronym the abstract writes out ("GP": "Gaussian Processes") is held
     acronyms = {normalise(a): a for a in re.findall(r"\b[A-Z]{2,6}s?\b", question)}
 
-    def held(name: str, text: str) -> bool:
-        return mentions(text, name) or (name in acronyms and spelled_out(acronyms[name], text))
-
-    def parts_held(name: str, text: str) -> bool:  # "near-LP-solver": "linear programming solvers"
-        parts = name.split("-")
-        return len(parts) > 1 and all(len(p) > 1 and p.isalpha() and held(p, text) for p in parts)
-
     # "Any work on …? In our EHR data …": a name in the asker's story need not be held
-    asked = without_story(question) if asks_for_papers(question) else question
-    return sorted(n for n in strong_names(asked) if not any(
-        held(n, t) or n in t or parts_held(n, t) for t in texts))
+    wanted = without_story(question) if asks_for_papers(question) else question
+    return sorted(n for n in strong_names(wanted) if not any(
+        mentions(t, n) or n in t or (n in acronyms and spelled_out(acronyms[n], t))
+        or _in_words(n, t, acronyms) for t in texts))
+
+
+def _in_words(name: str, text: str, acronyms: Mapping[str, str]) -> bool:
+    """Whether the (normalised) ``text`` writes a hyphened name's words one after another,
+    an acronym among them written out: "near-LP-solver" in "linear programming solvers" (not
+    "ImageNet-Sketch" in "ImageNet … sketch-like")."""
+    parts = name.split("-")
+    if len(parts) < 2 or not all(len(p) > 1 and p.isalpha() for p in parts):
+        return False
+    words = re.findall(r"[a-z0-9]+", text)
+    for start in range(len(words)):
+        at = start
+        for part in parts:
+            if at < len(words) and words[at] in (part, f"{part}s", f"{part}es"):
+                at += 1
+            elif part in acronyms and spelled_out(acronyms[part], " ".join(words[at:at + len(part)])):
+                at += len(part)
+            else:
+                break
+        else:
+            return True
+    return False
 
 
 def named_paper(question: str, evidence: Sequence[Evidence],

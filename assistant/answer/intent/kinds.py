@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from assistant.answer.intent.story import without_story
+from assistant.answer.intent.story import question_sentences, recalled_until, without_story
 from assistant.text.sentences import (
     NAME,
     NAME_SUFFIX,
@@ -104,17 +104,8 @@ _AFTER_NEED = re.compile(
     # "… what was it called exactly? thinking of it for a huge graph": what follows asks nothing
     r"(?:it|this|that)\s+called)(?:\s+(?:again|exactly))?(?:\W*$|[?.!]\s+[^?]*$)"
     # "<a need>. what's out there?"
-    r"|(?<=\w)\s*[.?!,]\s*what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available)\W*$", re.IGNORECASE)
-# "I remember a paper about … what was it called?", "there was something using … what's the
-# exact title?", "Someone told me about a method that …. Is that paper in here?": a paper
-# recalled, its name asked (not "I read the GlowQ paper. What is the name of its cache?")
-_RECALL = re.compile(
-    r"^\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+|half-)?(?:remember|recall|saw|read|came\s+across|heard)"
-    r"|there\s+(?:was|is)|(?:someone|somebody|a\s+(?:friend|colleague))\s+(?:told|showed)\s+me)"
-    r"\s+(?:(?:about|of)\s+)?(?:a|an|some|something|one)\b.*?(?:\bwhat(?:['\u2019]?s|\s+(?:is|was))"
-    r"\s+(?:it|this|that|the\s+paper)\s+called\b|\b(?:its|the)\s+(?:(?:exact|full)\s+)?(?:title|"
-    r"name)(?:\s+of\s+(?:it|that|the\s+paper))?(?:\s+(?:please|pls))?\W*$|\b(?:is|was)\s+(?:it|"
-    r"that|this)(?:\s+(?:paper|one|work))?\s+(?:in\s+)?here\b)", re.IGNORECASE | re.DOTALL)
+    r"|(?<=\w)\s*[.?!,]\s*(?P<offered>what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available))\W*$",
+    re.IGNORECASE)
 _OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
                     rf"|its|their)\b|{re.escape(FOLLOW_UP)}", re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
@@ -183,7 +174,7 @@ def asking(question: str) -> str:
     if FOLLOW_UP in question:
         return question
     ask = _asking_sentence(question)
-    if _POINTS_BACK.search(ask) or _RECALL.search(question):  # "I remember a paper …"
+    if _POINTS_BACK.search(ask) or _recalled(question):  # "I remember a paper …"
         return question
     return _LABEL.sub("", ask)
 
@@ -194,14 +185,10 @@ _LABEL = re.compile(r"^\W*(?:(?:ok(?:ay)?|thanks?|so)\W+)?(?:(?:a|one)\s+)?(?:di
                     r"(?:question|topic|thing|one)\s*[:,\-\u2013\u2014]\s*", re.IGNORECASE)
 
 
-_LOWER_START = re.compile(r"(?<=\w\w[.!?])\s+(?=(?:is|are|does|do|can|has|have|which|what|"
-                          r"how|any|who)\b)")  # not after "i.e."
-
-
 def _asking_sentence(text: str) -> str:
     """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?",
     also in lower case: "… mixed in. is there …?"), the last sentence that asks; else all."""
-    sentences = [p for s in split_sentences(text) for p in _LOWER_START.split(s)]
+    sentences = question_sentences(text)
     asking = [i for i, s in enumerate(sentences) if s.rstrip().endswith("?")]
     if len(sentences) < 2 or not asking:
         return text
@@ -255,7 +242,7 @@ def _kind(own: str) -> Kind:
         return "list"
     if (_IDENTIFY.search(own) and not _part_of_named(own)) or _FRAGMENT.search(own) or (
             _NAME_ONE.search(own) and not strong_names(own)) or _WHO_DOES.search(own) or (
-            _after_need(own)) or _RECALL.search(own) or (
+            _after_need(own)) or _recalled(own) or (
             _keywords(own)):
         return "identify"
     return "list" if several else "fact"
@@ -269,8 +256,27 @@ def _after_need(own: str) -> bool:
     # GlowQ:"), nor a thing owned, nor one a named paper has ("SSD-GS models specular light
     # with a learned term. What is it called?"); "I need fewer API calls; is there …" may
     # hold an acronym
-    short = len(re.findall(r"\w+", before)) <= 4 or found["called"] is not None
+    words = len(re.findall(r"\w+", before))
+    if found["offered"] and (words < 4 or _WH_WORD.search(before)):
+        return False  # "thanks, what's available?", "For GlowQ, what are …, what's available?"
+    short = words <= 4 or found["called"] is not None
     return not _OWNED.search(before) and not (short and strong_names(before))
+
+
+_WH_WORD = re.compile(r"\b(?:what|which|how|why|who|where|when)\b", re.IGNORECASE)
+
+
+def _recalled(own: str) -> bool:
+    """A paper recalled, its name asked for (``story.recalled_until``); not one named before
+    the asking ("I read a paper called GlowQ. what's the full name?"), though a name half
+    remembered ("AIGB-something?") or one it uses (GNN) may come before."""
+    until = recalled_until(own)
+    return until is not None and not _NAMED_BEFORE.search(own[:until])
+
+
+# "a paper called GlowQ", "the DrPose paper", "GlowQ's"; not "weights models by their …"
+_NAMED_BEFORE = re.compile(rf"\b(?:called|named|titled)\s+['\"\u2018\u201c]?[A-Z]|\b(?:the|"
+                           rf"this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}\b|[A-Z][\w\-]*['\u2019]s\b")
 
 
 # "speculative decoding", "llm leaderboard demographics": words typed as into a search box ask
