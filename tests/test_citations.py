@@ -613,6 +613,17 @@ def test_how_many_ways_is_answered_with_a_count_in_words() -> None:
     assert dropped is not None and "the source says nothing of" in dropped.reason
 
 
+def test_the_quantity_a_question_asks_for_is_a_word_of_its_frame() -> None:
+    """"what quantity goes to zero with the privacy budget?": "The quantity that goes to zero
+    … is the Nash gap" names it; the abstract never says "quantity"."""
+    evidence = [_evidence(1, "DP games", "The Nash gap goes to zero with the privacy budget "
+                          "as the number of players grows.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="what quantity goes to zero with the privacy budget?")
+    assert checker.check("The quantity that goes to zero with the privacy budget is the Nash "
+                         "gap [1].").dropped is None
+
+
 def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
     """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
     curated samples were curated through human-guided annotation": true, and no count."""

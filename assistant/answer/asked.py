@@ -32,7 +32,7 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
     enable tackle solve handle focus type kind explain tell give compare yes downside downsides
     drawback drawbacks disadvantage disadvantages weakness weaknesses shortcoming shortcomings
     advantage advantages benefit benefits strength strengths motivation purpose modify modifies
-    modified tweak tweaks tweaked""".split())
+    modified tweak tweaks tweaked quantity quantities""".split())
 # The question's figures of speech for what it asks ("what price do … pay", "the training
 # recipe", "what's the trick", "actually"): not a thing a source must speak of when an answer
 # repeats them. Only there: "Is there work on price forecasting?" still needs a source that
