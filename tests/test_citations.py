@@ -119,6 +119,16 @@ def test_asked_for_is_the_phrase_after_the_question_word() -> None:
     # a count is not what is asked for: the source names the networks without saying "two"
     assert asked_for("What are the two networks that DCFlow trains?") == {"network"}
     assert asked_for("Which three datasets does it use?") == {"dataset"}
+    # "who wrote …?" asks for its authors: "They quote the authors as saying …" needs a source
+    # that speaks of them
+    assert asked_for("who wrote the coalition formation paper, and which university?") == {
+        "author"}
+    evidence = [_evidence(1, "Coalitions", "We model coalition formation as a finite MDP.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="who wrote the coalition formation paper?")
+    dropped = checker.check('The authors say: "We model coalition formation as a finite MDP" '
+                            "[1].").dropped
+    assert dropped is not None and "author" in dropped.reason
 
 
 def test_latex_dollars_do_not_hide_names() -> None:

@@ -119,6 +119,7 @@ _EXISTS = re.compile(
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
                  r"|^\W*(?:name|list|state|identify)\b(?=\s+(?:the|its|their)\b)", re.IGNORECASE)
+_WROTE = re.compile(r"who\s+(?:wrote|authored|is\s+behind|made|created)\b", re.IGNORECASE)
 _AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
                        "must has have had".split())
 _DETERMINER = frozenset("the a an its their this that these those".split())
@@ -138,7 +139,6 @@ _FRAME = frozenset(stem(w) for w in """paper papers work works study studies art
     want need like please know i me my you your can could would should help well without
     using via based across within toward towards instead rather whether also etc thing things
     anything someone work paper yes""".split())
-
 
 
 # "What is the model behind the specular term of SSD-GS?": part of something named, no paper.
@@ -196,7 +196,6 @@ def _asking_sentence(text: str) -> str:
     if _BACK_REFERENCE.match(sentences[last]) and last > 0:
         return f"{sentences[last - 1]} Which paper is it?"
     return sentences[last]
-
 
 
 # "What do earlier … methods rely on?", "How do the methods compare?", "What fraction of the
@@ -374,6 +373,8 @@ def asked_for(question: str) -> set[str] | None:
     match = _WH.search(question)
     if match is None:
         return None
+    if _WROTE.match(question, match.start()):  # "who wrote it?": its authors
+        return set(terms("authors"))
     words = re.findall(r"[A-Za-z0-9][\w\-]*", question[match.end():].lower())
     if words and words[0] in _AUXILIARY:
         if words[0] not in ("is", "are", "was", "were"):
