@@ -14,6 +14,10 @@ from assistant.types import Dropped, Source
 def test_markers() -> None:
     assert cited_numbers("A [1]. B [2, 3] and [4-6] and [Source 7][8]") == [1, 2, 3, 4, 5, 6, 7, 8]
     assert strip_markers("PoseScore is the reward [1][2].") == "PoseScore is the reward."
+    # what held a marker goes with it
+    assert strip_markers("The first paper, [2], uses poses [1].") == "The first paper uses poses."
+    assert strip_markers("It uses poses ([2]).") == "It uses poses."
+    assert strip_markers("A [1], B [2], and C [3] use RL.") == "A, B, and C use RL."
 
 
 def test_key_terms_are_names_and_numbers() -> None:

@@ -91,7 +91,14 @@ def listed(sentence: str) -> Listed | None:
 
 
 def strip_markers(sentence: str) -> str:
-    return _MARKER.sub("", sentence).strip()
+    """The sentence without its [n] markers, nor what held them: "The first paper, [2], uses
+    …" and "… (see [2])" leave no ",," nor "()"."""
+    bare = _HELD.sub("", _MARKER.sub("", sentence))
+    return _DOUBLE_COMMA.sub("", bare).strip()
+
+
+_HELD = re.compile(r"\s*\((?:see(?:\s+also)?)?\s*\)")  # "([2])", "(see [3])"
+_DOUBLE_COMMA = re.compile(r",\s*,")
 
 
 # A line that opens with a marker lists papers by marker, without a full stop between them
