@@ -475,20 +475,6 @@ def test_a_yes_no_question_gets_the_abstracts_words_not_the_models_yes(bundled_h
     assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations
 
 
-def test_a_yes_no_question_whose_words_the_abstract_never_uses_is_not_covered(bundled_home,
-                                                                             minilm) -> None:
-    """"does PEA work for speech recognition models?" answered "Yes, …" in its own words: the
-    abstract's closest sentences cannot stand for the answer when it uses none of the
-    question's words but the paper's name; they still do when it uses them."""
-    assistant = make(bundled_home, minilm, "Yes, PEA works for speech recognition models [1].")
-    answer = assistant.ask("does PEA work for speech recognition models?")
-    assert answer.abstained and answer.text == ABSTAIN_TEXT and not answer.citations
-    assert [d.reason for d in answer.dropped] == [BARE_VERDICT]
-    held = make(bundled_home, minilm, "Yes, TEDM relies on an external noise schedule [1].")
-    answer = held.ask("Does TEDM rely on an external noise schedule?")
-    assert answer.text.startswith("The abstract of TEDM does not say yes or no")
-
-
 def test_a_question_asked_like_im_five_is_answered_in_the_abstracts_terms(bundled_home,
                                                                           minilm) -> None:
     """"ELI5: what is GlowQ?" stopped before the model ("ELI5" read as a name no abstract

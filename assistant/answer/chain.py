@@ -306,7 +306,7 @@ class _Reply:
         found = None if refuted else named_paper(self.question, self.evidence, self.defines)
         # "Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on …":
         # the abstract's own sentences closest to the question answer instead
-        about = (asked_about(self.question, self.evidence, self.abstract)
+        about = (asked_about(self.question, self.evidence)
                  if not (refuted or writer.refused)
                  and any(d.reason == BARE_VERDICT or d.reason.startswith(CONTRADICTS)
                          for d in self.dropped) else None)

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from assistant.answer.citations import Evidence
-from assistant.answer.intent import (
-    asks_for_papers,
-    asks_for_several,
-    identifies,
-    strong_names,
-    topic_terms,
-)
+from assistant.answer.intent import asks_for_papers, asks_for_several, identifies, strong_names
 from assistant.answer.intent.story import without_story
 from assistant.answer.support import Calibration, called_by_name
-from assistant.answer.wording import stem_in
 from assistant.config import AnswerSettings
 from assistant.text.mentions import everyday, paper_names
 from assistant.text.sentences import (
@@ -29,7 +22,6 @@ from assistant.text.sentences import (
     spelled_out,
     typo_of,
 )
-from assistant.text.stems import terms
 from assistant.types import Source
 
 _BUDGETS = AnswerSettings()  # the token budgets' defaults, written once in Settings
@@ -107,29 +99,15 @@ def _holds(source: Source, names: set[str],
                for name in names)
 
 
-def asked_about(question: str, evidence: Sequence[Evidence],
-                abstract: Callable[[str], str | None] | None = None) -> Evidence | None:
+def asked_about(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
     """The paper a yes/no question asks about: the one it calls by name, else the best-ranked
     source holding every name of the question, written out or not ("GP": "Gaussian
     processes"), the first when it names none; None when the paper it calls by name does not
-    hold them ("Was Avey-B evaluated on GLUE?" is not about the paper that says GLUE), or its
-    abstract (by id, from ``abstract``) uses none of the question's words but its names: "Has
-    Qflex been run on a physical humanoid robot?" is not answered by its closest sentences."""
+    hold them ("Was Avey-B evaluated on GLUE?" is not about the paper that says GLUE)."""
     ids = {s.paper_id for s in called_by_name(question, [e.source for e in evidence])}
     called = [e for e in evidence if e.source.paper_id in ids] or evidence
-    return next((e for e in called[:1 if ids else None] if not unheld(question, [e.source])
-                 and _speaks_of(question, e.source, abstract)), None)
-
-
-def _speaks_of(question: str, source: Source,
-               abstract: Callable[[str], str | None] | None) -> bool:
-    """Whether the paper's abstract uses a word of the question's topic that is not one of
-    the paper's own names (a question of names alone is about the paper)."""
-    text = (abstract(source.paper_id) if abstract else None) or source.text
-    own = {t for name in paper_names(replace(source, text=text)) for t in terms(name)}
-    topic = topic_terms(question) - own
-    words = set(terms(normalise(f"{source.title} {text}")))
-    return not topic or any(t in words or stem_in(t, words) for t in topic)
+    return next((e for e in called[:1 if ids else None] if not unheld(question, [e.source])),
+                None)
 
 
 def focus(question: str, sources: Sequence[Source],
