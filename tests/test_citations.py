@@ -14,10 +14,13 @@ from assistant.types import Dropped, Source
 def test_markers() -> None:
     assert cited_numbers("A [1]. B [2, 3] and [4-6] and [Source 7][8]") == [1, 2, 3, 4, 5, 6, 7, 8]
     assert strip_markers("PoseScore is the reward [1][2].") == "PoseScore is the reward."
-    # what held a marker goes with it
-    assert strip_markers("The first paper, [2], uses poses [1].") == "The first paper uses poses."
+    # the brackets and commas that held only markers go with them; other ones stay
+    assert strip_markers("Unlike PEA, [2], which uses RL.") == "Unlike PEA, which uses RL."
     assert strip_markers("It uses poses ([2]).") == "It uses poses."
+    assert strip_markers("It uses poses (e.g., [1]; [2]).") == "It uses poses."
+    assert strip_markers("It uses poses, [2].") == "It uses poses."
     assert strip_markers("A [1], B [2], and C [3] use RL.") == "A, B, and C use RL."
+    assert strip_markers("Call f() on the tuple (a, b) [1].") == "Call f() on the tuple (a, b)."
 
 
 def test_key_terms_are_names_and_numbers() -> None:
@@ -127,6 +130,9 @@ def test_asked_for_is_the_phrase_after_the_question_word() -> None:
     # that speaks of them
     assert asked_for("who wrote the coalition formation paper, and which university?") == {
         "author"}
+    assert asked_for("who is behind it?") == {"author"}
+    assert "author" not in asked_for("who made the biggest gains?")
+    assert "author" not in asked_for("Who made it to the top of the HUMAINE leaderboard?")
     evidence = [_evidence(1, "Coalitions", "We model coalition formation as a finite MDP.")]
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="who wrote the coalition formation paper?")

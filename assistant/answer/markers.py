@@ -91,14 +91,19 @@ def listed(sentence: str) -> Listed | None:
 
 
 def strip_markers(sentence: str) -> str:
-    """The sentence without its [n] markers, nor what held them: "The first paper, [2], uses
-    …" and "… (see [2])" leave no ",," nor "()"."""
-    bare = _HELD.sub("", _MARKER.sub("", sentence))
-    return _DOUBLE_COMMA.sub("", bare).strip()
+    """The sentence without its [n] markers, nor the brackets or commas that held only them:
+    "It uses poses ([2])." and "Unlike PEA, [2], which …" leave no "()" nor ",,"."""
+    bare = _IN_COMMAS.sub(lambda m: "," if m[0].endswith(",") else "",
+                          _IN_BRACKETS.sub("", sentence))
+    return _MARKER.sub("", bare).strip()
 
 
-_HELD = re.compile(r"\s*\((?:see(?:\s+also)?)?\s*\)")  # "([2])", "(see [3])"
-_DOUBLE_COMMA = re.compile(r",\s*,")
+_ONE_MARKER = r"\[(?:sources?\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]"
+_IN_BRACKETS = re.compile(rf"\s*\((?:(?:see(?:\s+also)?|e\.g\.,?|cf\.)\s*)?{_ONE_MARKER}"
+                          rf"(?:\s*(?:[,;]|and)\s*{_ONE_MARKER})*\s*\)", re.IGNORECASE)
+# ", [2]," between two clauses; ", [2]." at the end
+_IN_COMMAS = re.compile(rf",\s*{_ONE_MARKER}(?:\s*{_ONE_MARKER})*\s*(?:,|(?=[.;:!?]|$))",
+                        re.IGNORECASE)
 
 
 # A line that opens with a marker lists papers by marker, without a full stop between them

@@ -18,7 +18,6 @@ from assistant.text.sentences import (
     NAME_SUFFIX,
     exclusions,
     normalise,
-    split_sentences,
     without_instructions,
     without_venues,
 )
@@ -119,7 +118,8 @@ _EXISTS = re.compile(
     re.IGNORECASE)
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|how\s+many|how\s+much)\b"
                  r"|^\W*(?:name|list|state|identify)\b(?=\s+(?:the|its|their)\b)", re.IGNORECASE)
-_WROTE = re.compile(r"who\s+(?:wrote|authored|is\s+behind|made|created)\b", re.IGNORECASE)
+_WROTE = re.compile(r"who\s+(?:wrote|authored)\b|who\s+(?:is\s+behind|made|created)\s+(?:it|"
+                    r"this|that)\b(?!\s+(?:to|into|through|up)\b)", re.IGNORECASE)
 _AUXILIARY = frozenset("is are was were be been do does did can could will would should may might "
                        "must has have had".split())
 _DETERMINER = frozenset("the a an its their this that these those".split())
@@ -267,8 +267,7 @@ _WH_WORD = re.compile(r"\b(?:what|which|how|why|who|where|when)\b", re.IGNORECAS
 
 def _recalled(own: str) -> bool:
     """A paper recalled, its name asked for (``story.recalled_until``); not one named before
-    the asking ("I read a paper called GlowQ. what's the full name?"), though a name half
-    remembered ("AIGB-something?") or one it uses (GNN) may come before."""
+    the asking ("a paper called GlowQ"), though a half-remembered name or an acronym may."""
     until = recalled_until(own)
     return until is not None and not _NAMED_BEFORE.search(own[:until])
 
