@@ -164,7 +164,8 @@ def _in_words(name: str, text: str, acronyms: Mapping[str, str]) -> bool:
         for part in parts:
             if at < len(words) and words[at] in (part, f"{part}s", f"{part}es"):
                 at += 1
-            elif part in acronyms and spelled_out(acronyms[part], " ".join(words[at:at + len(part)])):
+            elif part in acronyms and spelled_out(acronyms[part],
+                                                  " ".join(words[at:at + len(part)])):
                 at += len(part)
             else:
                 break

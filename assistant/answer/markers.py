@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from assistant.text.sentences import split_sentences
 
-_MARKER = re.compile(r"\s*\[(?:sources?\s*)?(\d+(?:\s*[,;–-]\s*\d+)*)\]", re.IGNORECASE)
+_NUMBERS = r"\d+(?:\s*[,;\u2013-]\s*\d+)*"  # "1", "1, 2", "1-3"
+_MARKER = re.compile(rf"\s*\[(?:sources?\s*)?({_NUMBERS})\]", re.IGNORECASE)
 _REFUSAL = re.compile(
     r"\b(?:sources?|papers?|abstracts?|context|documents?|passages?|provided)\b.*"
     r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't)\b.*\b(?:cover|mention|provide|contain|"
@@ -98,7 +99,7 @@ def strip_markers(sentence: str) -> str:
     return _MARKER.sub("", bare).strip()
 
 
-_ONE_MARKER = r"\[(?:sources?\s*)?\d+(?:\s*[,;\u2013-]\s*\d+)*\]"
+_ONE_MARKER = rf"\[(?:sources?\s*)?{_NUMBERS}\]"
 _IN_BRACKETS = re.compile(rf"\s*\((?:(?:see(?:\s+also)?|e\.g\.,?|cf\.)\s*)?{_ONE_MARKER}"
                           rf"(?:\s*(?:[,;]|and)\s*{_ONE_MARKER})*\s*\)", re.IGNORECASE)
 # ", [2]," between two clauses; ", [2]." at the end

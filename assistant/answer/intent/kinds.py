@@ -105,8 +105,9 @@ _AFTER_NEED = re.compile(
     # "<a need>. what's out there?"
     r"|(?<=\w)\s*[.?!,]\s*(?P<offered>what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available))\W*$",
     re.IGNORECASE)
-_OWNED = re.compile(rf"['\u2019]s\b|\b(?:(?:the|this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}"
-                    rf"|its|their)\b|{re.escape(FOLLOW_UP)}", re.IGNORECASE)
+_THE_PAPER = rf"\b(?:the|this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}\b"  # "the DrPose paper"
+_OWNED = re.compile(rf"['\u2019]s\b|{_THE_PAPER}|\b(?:its|their)\b|{re.escape(FOLLOW_UP)}",
+                    re.IGNORECASE)
 # "Name a video generator that …": a thing described, not named, asks for its paper (a fact
 # when a paper is named: "Name a dataset that SSD-GS uses").
 _NAME_ONE = re.compile(r"^\W*name\s+(?:a|an|one)\s+(?:[\w\-]+\s+){1,3}?(?:that|which|whose|for)\b",
@@ -273,8 +274,8 @@ def _recalled(own: str) -> bool:
 
 
 # "a paper called GlowQ", "the DrPose paper", "GlowQ's"; not "weights models by their …"
-_NAMED_BEFORE = re.compile(rf"\b(?:called|named|titled)\s+['\"\u2018\u201c]?[A-Z]|\b(?:the|"
-                           rf"this|that)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}\b|[A-Z][\w\-]*['\u2019]s\b")
+_NAMED_BEFORE = re.compile(rf"\b(?:called|named|titled)\s+['\"\u2018\u201c]?[A-Z]|{_THE_PAPER}"
+                           rf"|[A-Z][\w\-]*['\u2019]s\b")
 
 
 # "speculative decoding", "llm leaderboard demographics": words typed as into a search box ask
