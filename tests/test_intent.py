@@ -22,6 +22,10 @@ KINDS = [
     # one paper is the answer
     ("Which paper proposes GlowQ?", "identify"),
     ("which work fine-tunes a multi-view diffusion model on poses?", "identify"),
+    ("whats the paper on ad auto-bidding that uses an evaluator?", "identify"),
+    ("multi commodity flow solved w/ multimodal llm agents + marl - name?", "identify"),
+    ("GlowQ - name?", "fact"),  # the name is given: what else does it ask?
+    ("what\u2019s the paper that splits flow problems into pieces?", "identify"),
     ("Is there work on calibrating the sampling budget of LLM answers?", "identify"),
     ("is there any research on EEG-guided image generation", "identify"),
     ("Are there any studies on test-time adaptation without backprop?", "list"),
@@ -628,7 +632,7 @@ def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:
     from assistant.answer.evidence import recased
 
     spelled = {"timeomni-1": "TimeOmni-1", "qavatar": "QAvatar", "safer": "SAFER",
-               "diverse": "DIVERSE", "rs-bc": "RS-BC"}.get
+               "diverse": "DIVERSE", "rs-bc": "RS-BC", "ralora": "RaLoRA"}.get
     assert recased("how was timeomni-1 trained?", spelled) == "how was TimeOmni-1 trained?"
     assert recased("does qavatar come with theory? rs-bc vs QAvatar", spelled) == (
         "does QAvatar come with theory? RS-BC vs QAvatar")
@@ -639,6 +643,9 @@ def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:
     # a capital first only, at the start of a sentence; a name with a suffix
     assert recased("Qavatar: what is it? a qavatar-style critic", spelled) == (
         "QAvatar: what is it? a QAvatar-style critic")
+    # a hyphen the papers do not write; not a hyphened word that joined is no name
+    assert recased("glowq vs ra-lora, whats the diff", spelled) == "glowq vs RaLoRA, whats the diff"
+    assert recased("a low-rank fix or a q-avatar?", spelled) == "a low-rank fix or a QAvatar?"
 
 
 @pytest.mark.parametrize(("question", "rest", "left_out"), [

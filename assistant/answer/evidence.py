@@ -232,15 +232,17 @@ _LOWER = re.compile(r"(?<![\w\-$])[A-Za-z][a-z0-9\-]*[a-z0-9](?![\w\-])")
 
 def recased(question: str, spelling: Callable[[str], str | None]) -> str:
     """The question with each name typed in lower case ("how was timeomni-1 trained?",
-    "does qavatar …", "a glowq-style fix") written as the papers write it (``spelling``: the
-    index's), so that it is searched for, weighed and checked as the name it is; not an
-    everyday word that is a paper's name too ("a safer way", "diverse data")."""
+    "does qavatar …", "a glowq-style fix", "ra-lora") written as the papers write it
+    (``spelling``: the index's), so that it is searched for, weighed and checked as the name it
+    is; not an everyday word that is a paper's name too ("a safer way", "diverse data")."""
     def cased(match: re.Match[str]) -> str:
         word = match.group(0)
         if word.lower() in everyday():
             return word
         if whole := spelling(word.lower()):
             return whole
+        if "-" in word and (joined := spelling(word.lower().replace("-", ""))):
+            return joined  # "ra-lora": "RaLoRA", which the papers write without the hyphen
         head, dash, tail = word.rpartition("-")  # "glowq-style": the name, then the rest
         name = spelling(head.lower()) if dash and head.lower() not in everyday() else None
         return f"{name}-{tail}" if name else word

@@ -68,8 +68,8 @@ _ANYONE_DOING = (r"any(?:one|body)\s+(?:(?:here|else)\s+)?"
                  r"(?:doing|[a-z]{3,}ing|tried|used|done|applied|built|proposed|published)\b"
                  r"(?![^?]*\?\s*\S)")
 _IDENTIFY = re.compile(
-    # which / what paper (anywhere: "… Which paper does this?")
-    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"
+    # which / what paper (anywhere: "… Which paper does this?", "whats the paper on …")
+    rf"\b(?:which|what(?:['\u2019]?s)?)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"
     # which / what approach …, unless asked of a subject: "what approach does DIVERSE use?"
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
@@ -92,16 +92,16 @@ _FRAGMENT = re.compile(
 # uses GlowQ?" nor "who ranks first on the HUMAINE leaderboard?", which name something)
 _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
                        r"(?!.*\b\w*[A-Z]\w*[A-Z0-9])")
-# A need or a method described, then the question: "<need> — is there a paper that …?",
-# "<a method described>. whats it called" (not "what's it called?" alone, which asks of what
-# came before; nor of a paper named or a thing owned: "GlowQ: is there a model they compare
-# against?", "drpose's reward, what's it called?", "In the rs-grpo paper … . what's it called?")
+# A need or a method described, then the question: "<need> — is there a paper that …?", "<a
+# method described>. whats it called / - name?" (not "what's it called?" alone, nor of a paper
+# named or a thing owned: "GlowQ: is there a model …?", "drpose's reward, what's it called?")
 _AFTER_NEED = re.compile(
     rf"(?:[\u2014\u2013;:,]|\s-)\s*(?:is|are)\s+there\s+(?:(?:a|an|any|some)\s+)?"
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
     r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*(?P<called>what(?:['\u2019]?s|\s+(?:is|was))\s+"
     # "… what was it called exactly? thinking of it for a huge graph": what follows asks nothing
-    r"(?:it|this|that)\s+called)(?:\s+(?:again|exactly))?(?:\W*$|[?.!]\s+[^?]*$)"
+    r"(?:it|this|that)\s+called|(?:name|title)(?=\s*\?+\s*$))(?:\s+(?:again|exactly))?"
+    r"(?:\W*$|[?.!]\s+[^?]*$)"
     # "<a need>. what's out there?"
     r"|(?<=\w)\s*[.?!,]\s*(?P<offered>what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available))\W*$",
     re.IGNORECASE)
