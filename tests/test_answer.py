@@ -585,6 +585,24 @@ def test_focus_is_never_on_another_paper_than_the_one_called_by_name() -> None:
     assert focus("does RaLoRA improve HumanEval?", [lora, grpo]) == lora
 
 
+def test_focus_is_on_the_paper_called_by_the_words_of_its_title() -> None:
+    from assistant.answer.evidence import focus
+    from assistant.types import Source
+
+    mvr = Source("m", "MVR: Multi-view Video Reward Shaping for Reinforcement Learning",
+                 "We shape rewards from multi-view videos on HumanoidBench.", 0.5)
+    pose = Source("p", "Direct Reward Fine-Tuning on Poses", "A multi-view diffusion model.", 0.5)
+    imitation = Source("i", "Imitation Learning as Return Distribution Matching", "RS-BC.", 0.4)
+    asked = "what benchmarks did the multi-view video reward shaping paper use?"
+    assert focus(asked, [pose, mvr, imitation]) == mvr
+    # too few of a title's words to call it, or words two titles share, call no paper
+    assert focus("what did the reward paper use?", [pose, mvr]) is None
+    assert focus("what did the new video reward shaping paper use?", [pose, mvr]) is None
+    # two papers called: a comparison, no focus
+    both = "the multi-view video reward shaping paper vs the return distribution matching one?"
+    assert focus(both, [pose, mvr, imitation]) is None
+
+
 def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 

@@ -183,6 +183,16 @@ def test_introduced_name_is_the_method_the_abstract_names() -> None:
     assert introduced_name("In this paper we derive Equation (3) for it.", "Bounds") is None
 
 
+def test_a_paper_goes_by_the_name_it_introduces_inside_its_title() -> None:
+    from assistant.text.mentions import paper_names
+
+    humaine = Source("h", "Unpacking Human Preference for LLMs: Evaluation with the HUMAINE "
+                     "Framework", "We introduce HUMAINE, a framework for evaluation.", 1.0)
+    assert paper_names(humaine) == ["Unpacking Human Preference for LLMs", "HUMAINE"]
+    glowq = Source("g", "GlowQ: Group-Shared Low-Rank", "We introduce GlowQ, a quantizer.", 1.0)
+    assert paper_names(glowq) == ["GlowQ"]  # once
+
+
 def test_values_answer_a_question_whatever_it_called_them() -> None:
     source = _evidence(1, "Risk-Sensitive RL", "The method improves pass@k while keeping pass@1, "
                        "with a 1.55 mIoU improvement at 30% of the Gaussians.")

@@ -247,6 +247,9 @@ def test_a_question_naming_two_papers_names_each_of_them() -> None:
     assert named_each("What is GlowQ?", papers) == set()  # one paper: named() covers it
     both = _paper("b", "A survey", "GlowQ and RaLoRA compared")
     assert named_each("GlowQ vs RaLoRA?", [*papers, both]) == set()
+    # a paper called by the words of its title beside one called by name
+    assert named_each("GlowQ vs the gradient intrinsic dimensionality alignment paper?",
+                      papers) == {"g", "r"}
 
     # each named paper passes the support gate, beside the better-supported one
     model = calibration()

@@ -12,7 +12,7 @@ from assistant.answer.intent import asks_for_papers, asks_for_several, identifie
 from assistant.answer.intent.story import without_story
 from assistant.answer.support import Calibration, called_by_name
 from assistant.config import AnswerSettings
-from assistant.text.mentions import everyday, paper_names
+from assistant.text.mentions import described, everyday, paper_names
 from assistant.text.sentences import (
     expansions,
     key_terms,
@@ -78,12 +78,14 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
 
 def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     """The shown papers the question calls by their own names (``support.called_by_name``),
-    when between them they hold every name it gives: none for "How does DIVERSE compare with
-    GlowQ on the HUMAINE leaderboard?" (an answer about each would leave HUMAINE out)."""
+    one or two, when between them they hold every name it gives: none for "How does DIVERSE
+    compare with GlowQ on the HUMAINE leaderboard?" (three papers called: one is what the
+    other two are compared on, and an answer about each would not say how they compare)."""
     ids = {s.paper_id for s in called_by_name(question, [e.source for e in evidence])}
     found = [e for e in evidence if e.source.paper_id in ids]
     texts = [normalise(f"{e.source.title} {e.source.text}") for e in found]
-    if not all(any(mentions(t, n) for t in texts) for n in question_names(question)):
+    if len(found) > 2 or not all(any(mentions(t, n) for t in texts)
+                                 for n in question_names(question)):
         return []
     return found
 
@@ -121,11 +123,14 @@ def focus(question: str, sources: Sequence[Source],
     if asks_for_several(question):
         return None
     called = called_by_name(question, sources)
+    # "the multi-view video reward shaping paper": called by the words of its title
+    titled = [s for s in described(question, sources) if s not in called]
+    called += titled
     if len(called) > 1:
         return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:
-        return None
+        return titled[0] if titled else None
     spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
     holders = [s for s in sources if _holds(s, names, spelled)]
     # "does rs-grpo improve pass@k on … HumanEval?": the paper holding "HumanEval" is not the

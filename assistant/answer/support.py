@@ -28,7 +28,13 @@ from functools import lru_cache
 
 from assistant import resources
 from assistant.answer.intent import asked, strong_names, topic_terms
-from assistant.text.mentions import everyday, has_name, introduced_name, paper_names
+from assistant.text.mentions import (
+    described,
+    everyday,
+    has_name,
+    introduced_name,
+    paper_names,
+)
 from assistant.text.sentences import (
     expansions,
     mentions,
@@ -153,8 +159,10 @@ def named_each(question: str, sources: Sequence[Source]) -> set[str]:
         return set()
     papers = set().union(*holders) if len(names) > 1 and all(len(h) == 1 for h in holders) \
         else set()
-    # and those called by names that are words too: "Value Matching", "DIVERSE"
-    papers |= {s.paper_id for s in called_by_name(question, sources)}
+    # and those called by names that are words too ("Value Matching", "DIVERSE"), or by the
+    # words of their titles ("the return distribution matching paper")
+    papers |= {s.paper_id for s in [*called_by_name(question, sources),
+                                    *described(question, sources)]}
     return papers if len(papers) > 1 else set()
 
 

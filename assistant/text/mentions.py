@@ -112,6 +112,23 @@ def mentioned_papers(text: str, titles: Mapping[str, str], *, names: bool = True
     return found
 
 
+# "the multi-view video reward shaping paper": words before "paper" after each "the"
+_THE_WORDS_PAPER = re.compile(r"(?=\bthe\s+((?:[\w\-]+\s+){2,8}?)(?:paper|work|study|one)\b)",
+                              re.IGNORECASE)
+
+
+def described(text: str, sources: Sequence[Source]) -> list[Source]:
+    """The sources ``text`` calls by the words of their title, each phrase fitting one title
+    alone ("the multi-view video reward shaping paper": MVR's; not "the new RL paper")."""
+    found: list[Source] = []
+    for match in _THE_WORDS_PAPER.finditer(text):
+        fits = [s for s in sources if _matches_title(match.group(1), s.title)]
+        words = [w for w in _words(match.group(1)) if w not in _SMALL]
+        if len(words) >= 3 and len(fits) == 1 and fits[0] not in found:
+            found.append(fits[0])
+    return found
+
+
 def unknown_titles(text: str, titles: Mapping[str, str]) -> list[str]:
     """Quoted or emphasised title-like phrases of ``text`` that are no paper's title."""
     unknown = []
@@ -173,6 +190,8 @@ def everyday() -> frozenset[str]:
 
 def paper_names(source: Source) -> list[str]:
     """The names a paper goes by: its title's ("GlowQ", "NL-PDDL") and the one its abstract
-    gives its method ("we propose Qflex, …")."""
-    own = introduced_name(source.text, source.title)
-    return short_names(source.title) + ([own] if own else [])
+    gives its method ("we propose Qflex, …"; "we introduce HUMAINE" of "… with the HUMAINE
+    Framework", a name inside its title)."""
+    names = short_names(source.title)
+    own = introduced_name(source.text, source.title, titled=True)
+    return names + ([own] if own and own not in names else [])
