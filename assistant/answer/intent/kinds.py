@@ -3,8 +3,7 @@
 - its kind: ``fact``, ``identify`` (one paper is the answer: "which paper …?", "is there work
   on …?", "what approach lets …?", "name a method that …", "point me to …") or ``list``
   ("which papers …?", "point me to the papers on …");
-- whether it wants a yes or a no, or a ranking (a thing by name: ``wanted``);
-- the names and content words it holds, which the evidence must cover.
+- whether it wants a yes or a no, or a ranking (``wanted``); the names and words it holds.
 """
 
 from __future__ import annotations
@@ -209,14 +208,15 @@ _WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,
 _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 
 
-# "How many purification methods does X propose?" counts things (unless it counts papers), and
-# "Does Agentic Predictor beat other methods?" asks about a named subject: facts, whatever
-# plural nouns follow.
+# "How many purification methods does X propose?" counts things (unless it counts papers);
+# "Does Agentic Predictor beat other methods?", "Does the Value Matching paper … the fine-tuning
+# approaches?", "According to the HAQO paper, what price do … methods pay?" ask about a named
+# subject: facts, whatever plural nouns follow.
 _COUNT_OR_ABOUT = re.compile(
     rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{PAPER}\b))"
-    # "According to the HAQO paper, what price do … methods pay …?": asked of one paper
     r"|^\W*(?i:(?:according\s+to|in|from)\s+(?:the|this|that)\s+(?:[\w\-]+\s+){0,6}?"
     r"(?:paper|abstract|work|study)\s*[,:])"
+    r"|^\W*(?i:(?:does|did|is|was)\s+the\s+(?:[\w\-]+\s+){0,6}?(?:paper|work|study)\s)"
     rf"|^\W*(?i:{AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
     rf"(?!.*\b(?i:{PAPER})\b)")
 
@@ -232,9 +232,9 @@ def kind_of(question: str) -> Kind:
 
 
 def _kind(own: str) -> Kind:
-    if _COUNT_OR_ABOUT.match(own):
+    if _COUNT_OR_ABOUT.match(own) or _COUNT_OR_ABOUT.match(told := without_story(own)):
         return "fact"
-    nouns = _AS_VERB.sub(" ", without_story(own))  # not "… I worry standard methods fail."
+    nouns = _AS_VERB.sub(" ", told)  # not "… I worry standard methods fail."
     several = bool(_LIST.search(nouns)) and not (  # unless it asks for something else
         _WH_START.match(nouns) and not _WH_PLURAL.match(nouns)
         and not _SPEAKS_OF_PAPERS.search(nouns))
