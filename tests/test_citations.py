@@ -387,6 +387,24 @@ def test_a_list_name_counts_where_a_shown_paper_defines_it() -> None:
                            question="Which LLM papers plan?").relevant(plural[1])
 
 
+def test_a_list_name_typed_in_small_letters_is_still_a_name() -> None:
+    """"which papers use grpo": the papers write "GRPO", so a listed paper must name it;
+    words the papers write with a title's capitals ("fine-tuning") are only words."""
+    from assistant.text.mentions import typed_small
+
+    evidence = [
+        _evidence(1, "Alpha: Risk-Seeking RL", "We derive a Risk-Sensitive GRPO for LLMs."),
+        _evidence(2, "Beta: Flow Models", "A principled GRPO framework for flow models."),
+        _evidence(3, "Gamma: Low-Rank Fine-Tuning", "Parameter-Efficient Fine-Tuning of LoRA."),
+    ]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0), several=True,
+                              question="which papers use grpo or some grpo variant")
+    assert [checker.relevant(e) for e in evidence] == [True, True, False]
+    texts = [e.text for e in evidence]
+    assert typed_small("which papers use grpo or lora for fine-tuning?", texts) == {"grpo", "lora"}
+    assert typed_small("a safer, more diverse model", ["SAFER and DIVERSE"]) == set()
+
+
 @pytest.mark.parametrize(("question", "rest"), [
     ("which papers introduce a dataset whose name includes its size, like 'Something-10K'?",
      "which papers introduce a dataset whose name includes its size?"),

@@ -19,7 +19,7 @@ from assistant.answer.markers import (
     strip_markers,
 )
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
-from assistant.text.mentions import introduced_name, short_names
+from assistant.text.mentions import introduced_name, short_names, typed_small
 from assistant.text.sentences import (counts, defined, key_terms, mentions, misspelt,
                                       normalise, question_names, split_sentences,
                                       spelled_out, unfinished, without_examples)
@@ -102,7 +102,8 @@ class CitationChecker:
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
-        self._names = question_names(without_examples(self.question))  # what a list must name
+        self._names = question_names(asked := without_examples(self.question)) | (  # "grpo" too
+            typed_small(asked, [e.source.text for e in self.evidence]) if self.several else set())
         # "Which dataset does SSD-GS use?": the answer names one (``names_wanted``)
         self.wanted = None if self.papers else asks_for_name(self.question)
         self._yes_no = not self.papers and asks_yes_or_no(self.question)
@@ -218,8 +219,7 @@ class CitationChecker:
 
         # What the wh-question asked for counts as unsaid when at least half of its words in
         # the sentence are not in the source ("the authors"; not "what the HUMAINE authors
-        # release", whose "HUMAINE" and "release" are); a topic word no indexed paper uses,
-        # when any is missing.
+        # release", whose "HUMAINE" and "release" are); a topic word no paper uses, if missing.
         echoed = unsaid(self._asked)
         gives = gives_values(sentence, self._question_text) or bool(  # or "five", how many
             self.wanted == "number" and counts(sentence) - counts(self.question))

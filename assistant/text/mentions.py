@@ -129,6 +129,19 @@ def described(text: str, sources: Sequence[Source]) -> list[Source]:
     return found
 
 
+def typed_small(question: str, texts: Sequence[str]) -> set[str]:
+    """The words a question types in small letters that ``texts`` write only with a capital
+    inside ("grpo": "GRPO", "lora": "LoRA"): names, not words ("safer", "diverse") nor words
+    written in a title's capitals ("fine-tuning": "Fine-Tuning")."""
+    written: dict[str, set[str]] = {}
+    for text in texts:
+        for word in re.findall(r"[A-Za-z][\w\-]*", unmarked(text)):
+            written.setdefault(word.lower(), set()).add(word)
+    return {w for w in re.findall(r"(?<![\w\-])[a-z][a-z0-9\-]{2,}(?![\w\-])", question)
+            if w in written and w not in everyday()
+            and all(re.search(r"[A-Za-z][A-Z]", way) for way in written[w])}
+
+
 def unknown_titles(text: str, titles: Mapping[str, str]) -> list[str]:
     """Quoted or emphasised title-like phrases of ``text`` that are no paper's title."""
     unknown = []
