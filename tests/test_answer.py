@@ -595,12 +595,30 @@ def test_focus_is_on_the_paper_called_by_the_words_of_its_title() -> None:
     imitation = Source("i", "Imitation Learning as Return Distribution Matching", "RS-BC.", 0.4)
     asked = "what benchmarks did the multi-view video reward shaping paper use?"
     assert focus(asked, [pose, mvr, imitation]) == mvr
-    # too few of a title's words to call it, or words two titles share, call no paper
-    assert focus("what did the reward paper use?", [pose, mvr]) is None
-    assert focus("what did the new video reward shaping paper use?", [pose, mvr]) is None
+    # words two titles share call neither paper
+    twin = Source("t", "Multi-view Video Reward Shaping for Robots", "A reward.", 0.5)
+    assert focus(asked, [pose, mvr, twin]) is None
+    # another paper than the one described is asked for
+    besides = "Besides the multi-view video reward shaping paper, what learns rewards from video?"
+    assert focus(besides, [pose, mvr]) is None
+    assert focus("which paper is like the multi-view video reward shaping paper?", [mvr]) is None
     # two papers called: a comparison, no focus
     both = "the multi-view video reward shaping paper vs the return distribution matching one?"
     assert focus(both, [pose, mvr, imitation]) is None
+
+
+def test_a_paper_is_described_by_enough_of_its_own_title() -> None:
+    from assistant.text.mentions import described
+    from assistant.types import Source
+
+    safer = Source("s", "SAFER: Risk-Constrained Sample-then-Filter in Large Language Models",
+                   "", 1.0)
+    mvr = Source("m", "MVR: Multi-view Video Reward Shaping for Reinforcement Learning", "", 1.0)
+    assert described("what did the multi-view video reward shaping paper use?", [safer, mvr]) == [
+        mvr]
+    # three words of a long title ("large language models") do not say which paper
+    assert described("how does the large language models work handle risk?", [safer, mvr]) == []
+    assert described("what did the video reward paper use?", [safer, mvr]) == []  # two words
 
 
 def test_a_rewrite_that_changes_nothing_carries_the_previous_question() -> None:

@@ -403,6 +403,8 @@ def test_a_list_name_typed_in_small_letters_is_still_a_name() -> None:
     texts = [e.text for e in evidence]
     assert typed_small("which papers use grpo or lora for fine-tuning?", texts) == {"grpo", "lora"}
     assert typed_small("a safer, more diverse model", ["SAFER and DIVERSE"]) == set()
+    # a name with a suffix, as strong_names reads "LLM-based"
+    assert typed_small("which papers build llm-based agents?", ["Our LLM agents plan."]) == {"llm"}
 
 
 @pytest.mark.parametrize(("question", "rest"), [

@@ -25,6 +25,12 @@ KINDS = [
     ("whats the paper on ad auto-bidding that uses an evaluator?", "identify"),
     ("multi commodity flow solved w/ multimodal llm agents + marl - name?", "identify"),
     ("GlowQ - name?", "fact"),  # the name is given: what else does it ask?
+    ("rs-grpo - name?", "fact"),
+    ("the metric they propose - name?", "fact"),
+    ("What's the DrPose paper about?", "fact"),  # as "What is the DrPose paper about?"
+    ("whats the paper's dataset?", "fact"),
+    ("Does the corpus have any paper on EEG?", "identify"),
+    ("is the study of reward models covered by any papers?", "list"),
     ("what\u2019s the paper that splits flow problems into pieces?", "identify"),
     ("Is there work on calibrating the sampling budget of LLM answers?", "identify"),
     ("is there any research on EEG-guided image generation", "identify"),

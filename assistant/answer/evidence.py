@@ -79,8 +79,9 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
 def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     """The shown papers the question calls by their own names (``support.called_by_name``),
     one or two, when between them they hold every name it gives: none for "How does DIVERSE
-    compare with GlowQ on the HUMAINE leaderboard?" (three papers called: one is what the
-    other two are compared on, and an answer about each would not say how they compare)."""
+    compare with GlowQ on the HUMAINE leaderboard?" (nor for any question calling three: one
+    may be what the other two are compared on, and an answer about each would not say how
+    they compare; no stored question compares three papers)."""
     ids = {s.paper_id for s in called_by_name(question, [e.source for e in evidence])}
     found = [e for e in evidence if e.source.paper_id in ids]
     texts = [normalise(f"{e.source.title} {e.source.text}") for e in found]
@@ -118,13 +119,14 @@ def focus(question: str, sources: Sequence[Source],
 
     "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
     other retrieved paper contains every name of the question, the others are only noise
-    for a small model, and tokens it must read before its first word.
+    for a small model, and tokens it must read before its first word. So is "the multi-view
+    video reward shaping paper" (``mentions.described``), unless a paper is asked for.
     """
     if asks_for_several(question):
         return None
     called = called_by_name(question, sources)
-    # "the multi-view video reward shaping paper": called by the words of its title
-    titled = [s for s in described(question, sources) if s not in called]
+    titled = [s for s in (() if identifies(question) else described(question, sources))
+              if s not in called]
     called += titled
     if len(called) > 1:
         return None  # "What do Qflex and Value Matching have in common?": two papers

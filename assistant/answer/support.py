@@ -150,9 +150,10 @@ def called_by_name(question: str, sources: Sequence[Source]) -> list[Source]:
 
 def named_each(question: str, sources: Sequence[Source]) -> set[str]:
     """The papers a question names one each ("What's the difference between GlowQ and
-    RaLoRA?"): every name it gives is held by exactly one of ``sources``, and more than one
-    paper holds them. Empty when any name is held by none (a near miss: "GlowQ on Whisper-v3")
-    or by several (a word, not a paper's name)."""
+    RaLoRA?", or "GlowQ vs the gradient intrinsic dimensionality alignment paper"): every name
+    it gives is held by exactly one of ``sources``, and more than one paper holds them. Empty
+    when any name is held by none (a near miss: "GlowQ on Whisper-v3") or by several (a word,
+    not a paper's name)."""
     names = strong_names(question)
     holders = [{s.paper_id for s in sources if _holds(s, n)} for n in sorted(names)]
     if not all(holders):

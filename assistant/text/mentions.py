@@ -1,7 +1,8 @@
-"""Which papers a free-text answer names: by title, by short name, or by [n] marker.
+"""Which papers a text names: by title, by short name, by [n] marker, or by the words of a
+title ("the multi-view video reward shaping paper"); and the names a paper goes by.
 
-Used to score answers whose citations are not data (the baseline's), and to find titles
-an answer presents that no indexed paper has.
+Used to read which papers a question is about, to score answers whose citations are not data
+(the baseline's), and to find titles an answer presents that no indexed paper has.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from assistant import resources
-from assistant.text.sentences import unmarked
+from assistant.text.sentences import NAME_SUFFIX, unmarked
 from assistant.types import Source
 
 _MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -112,32 +113,39 @@ def mentioned_papers(text: str, titles: Mapping[str, str], *, names: bool = True
     return found
 
 
-# "the multi-view video reward shaping paper": words before "paper" after each "the"
-_THE_WORDS_PAPER = re.compile(r"(?=\bthe\s+((?:[\w\-]+\s+){2,8}?)(?:paper|work|study|one)\b)",
-                              re.IGNORECASE)
+# "the multi-view video reward shaping paper": words before "paper" after each "the"; not
+# after "besides", "other than", "like", "similar to" (another paper is asked for)
+_THE_WORDS_PAPER = re.compile(r"(?=(?<!\bthan\s)(?<!\bto\s)(?<!\blike\s)(?<!\bbesides\s)"
+                              r"(?<!\bunlike\s)\bthe\s+((?:[\w\-]+\s+){2,8}?)"
+                              r"(?:paper|work|study|one)\b)", re.IGNORECASE)
 
 
 def described(text: str, sources: Sequence[Source]) -> list[Source]:
-    """The sources ``text`` calls by the words of their title, each phrase fitting one title
-    alone ("the multi-view video reward shaping paper": MVR's; not "the new RL paper")."""
+    """The sources ``text`` calls by the words of their title ("the multi-view video reward
+    shaping paper": MVR's): three words or more, all but one in the title, that make up at
+    least 40 % of what its title says after any name and colon, and fit no other source's
+    title ("the large language models work" names none of the papers on LLMs)."""
     found: list[Source] = []
     for match in _THE_WORDS_PAPER.finditer(text):
-        fits = [s for s in sources if _matches_title(match.group(1), s.title)]
         words = [w for w in _words(match.group(1)) if w not in _SMALL]
+        fits = [s for s in sources if _matches_title(match.group(1), s.title)]
         if len(words) >= 3 and len(fits) == 1 and fits[0] not in found:
-            found.append(fits[0])
+            told = {w for w in _words(fits[0].title.rpartition(":")[2]) if w not in _SMALL}
+            if len(told & set(words)) >= 0.4 * len(told):
+                found.append(fits[0])
     return found
 
 
 def typed_small(question: str, texts: Sequence[str]) -> set[str]:
     """The words a question types in small letters that ``texts`` write only with a capital
-    inside ("grpo": "GRPO", "lora": "LoRA"): names, not words ("safer", "diverse") nor words
-    written in a title's capitals ("fine-tuning": "Fine-Tuning")."""
+    inside a word ("grpo": "GRPO", "lora": "LoRA", "llm" of "llm-based": "LLM"): names; not
+    everyday words ("safer", "diverse") nor those only capitalised ("Fine-Tuning")."""
     written: dict[str, set[str]] = {}
     for text in texts:
         for word in re.findall(r"[A-Za-z][\w\-]*", unmarked(text)):
             written.setdefault(word.lower(), set()).add(word)
-    return {w for w in re.findall(r"(?<![\w\-])[a-z][a-z0-9\-]{2,}(?![\w\-])", question)
+    typed = re.findall(r"(?<![\w\-])[a-z][a-z0-9\-]{2,}(?![\w\-])", question)
+    return {w for w in (NAME_SUFFIX.sub("", t) for t in typed)
             if w in written and w not in everyday()
             and all(re.search(r"[A-Za-z][A-Z]", way) for way in written[w])}
 

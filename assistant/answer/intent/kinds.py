@@ -67,8 +67,9 @@ _ANYONE_DOING = (r"any(?:one|body)\s+(?:(?:here|else)\s+)?"
                  r"(?:doing|[a-z]{3,}ing|tried|used|done|applied|built|proposed|published)\b"
                  r"(?![^?]*\?\s*\S)")
 _IDENTIFY = re.compile(
-    # which / what paper (anywhere: "… Which paper does this?", "whats the paper on …")
-    rf"\b(?:which|what(?:['\u2019]?s)?)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"
+    # which / what paper ("… Which paper does this?", "whats the paper on …"; not "what's
+    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{PAPER}\b"  # the paper's result / about?")
+    rf"|\bwhat['\u2019]?s\s+(?:\w+\s+)?{PAPER}\b(?!['\u2019]s|\s+about\W*$)"
     # which / what approach …, unless asked of a subject: "what approach does DIVERSE use?"
     rf"|^\W*(?:which|what)\s+(?:\w+\s+){{0,2}}?{_METHOD}\b(?!\s+{AUX}\s+{_SUBJECT})"
     # is there / are there / any … work
@@ -208,15 +209,15 @@ _WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,
 _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 
 
-# "How many purification methods does X propose?" counts things (unless it counts papers);
-# "Does Agentic Predictor beat other methods?", "Does the Value Matching paper … the fine-tuning
-# approaches?", "According to the HAQO paper, what price do … methods pay?" ask about a named
-# subject: facts, whatever plural nouns follow.
+# "How many purification methods does X propose?" counts things (unless papers); "Does Agentic
+# Predictor beat other methods?", "Does the Value Matching paper … the fine-tuning approaches?",
+# "According to the HAQO paper, what … methods …?" ask of one: facts, whatever plurals follow.
 _COUNT_OR_ABOUT = re.compile(
     rf"^\W*(?i:how\s+(?:many|much)\b(?!\s+(?:\w+\s+)?{PAPER}\b))"
     r"|^\W*(?i:(?:according\s+to|in|from)\s+(?:the|this|that)\s+(?:[\w\-]+\s+){0,6}?"
     r"(?:paper|abstract|work|study)\s*[,:])"
-    r"|^\W*(?i:(?:does|did|is|was)\s+the\s+(?:[\w\-]+\s+){0,6}?(?:paper|work|study)\s)"
+    r"|^\W*(?i:(?:does|did|is|was)\s+the\s+(?:(?!(?:an?|any|some)\s)[\w\-]+\s+){0,6}?"
+    r"(?:paper|work|study)\s(?!.*\bpapers\b))"
     rf"|^\W*(?i:{AUX})\s+(?:it|its|they|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)\b"
     rf"(?!.*\b(?i:{PAPER})\b)")
 
@@ -252,12 +253,11 @@ def _after_need(own: str) -> bool:
     found = _AFTER_NEED.search(own)
     if found is None:
         return False
-    before = own[:found.start()]  # a need described, not a name ("GlowQ:", "Following up on
-    # GlowQ:"), nor a thing owned, nor one a named paper has ("SSD-GS models specular light
-    # with a learned term. What is it called?"); "I need fewer API calls; is there …" may
-    # hold an acronym
-    words = len(re.findall(r"\w+", before))
-    if found["offered"] and (words < 4 or _WH_WORD.search(before)):
+    before = own[:found.start()]  # a need, not a name ("GlowQ:"), a thing owned, nor one a
+    # named paper has ("SSD-GS models … with a learned term. What is it called?")
+    words, terse = len(re.findall(r"\w+", before)), (found["called"] or "w")[:1].lower() in "nt"
+    if (found["offered"] or terse) and (words < 4 + 2 * terse or _WH_WORD.search(before) or (
+            terse and _POINTS_BACK.search(before))):  # "the metric they propose - name?"
         return False  # "thanks, what's available?", "For GlowQ, what are …, what's available?"
     short = words <= 4 or found["called"] is not None
     return not _OWNED.search(before) and not (short and strong_names(before))
