@@ -136,10 +136,10 @@ KINDS = [
     ("In the GlowQ paper, which methods are compared?", "fact"),
     ("How many papers propose variants of GRPO?", "list"),  # it counts papers
     ("Does Agentic Predictor beat state-of-the-art methods on utility too?", "fact"),
-    ("Does the Value Matching paper do anything with molecules, and how does its memory use "
-     "compare to the fine-tuning approaches?", "fact"),
-    ("I'm a pharmacologist, not an ML person. Does the Value Matching paper beat the "
-     "fine-tuning approaches?", "fact"),
+    (("Does the Value Matching paper do anything with molecules, and how does its memory use "
+      "compare to the fine-tuning approaches?"), "fact"),
+    (("I'm a pharmacologist, not an ML person. Does the Value Matching paper beat the "
+      "fine-tuning approaches?"), "fact"),
     ("Does the paper compare against other methods?", "fact"),
     ("Can it beat other methods? (follow-up to: What is GlowQ?)", "fact"),
     ("Do the papers on time series use diffusion methods?", "list"),
