@@ -607,6 +607,18 @@ def test_focus_is_on_the_paper_called_by_the_words_of_its_title() -> None:
     assert focus(both, [pose, mvr, imitation]) is None
 
 
+def test_focus_is_on_the_one_paper_called_by_its_name_alone() -> None:
+    from assistant.answer.evidence import focus
+    from assistant.types import Source
+
+    qflex = Source("q", "Scalable Exploration for Control via Value-Guided Flow",
+                   "We introduce Q-guided Flow Exploration (Qflex), a method.", 0.5)
+    pose = Source("p", "Direct Reward Fine-Tuning on Poses", "We introduce DrPose, a method.", 0.5)
+    assert focus("does qflex get compared with offline rl baselines?", [pose, qflex]) == qflex
+    # a paper asked for, beside the one named, is not that one
+    assert focus("is there a paper like qflex for images?", [pose, qflex]) is None
+
+
 def test_a_paper_is_described_by_enough_of_its_own_title() -> None:
     from assistant.text.mentions import described
     from assistant.types import Source

@@ -120,7 +120,9 @@ def focus(question: str, sources: Sequence[Source],
     "What reward does DrPose maximize?" is about the paper containing "DrPose"; when no
     other retrieved paper contains every name of the question, the others are only noise
     for a small model, and tokens it must read before its first word. So is "the multi-view
-    video reward shaping paper" (``mentions.described``), unless a paper is asked for.
+    video reward shaping paper" (``mentions.described``), and a paper called by its name
+    alone ("does qflex get compared with offline rl baselines?", "what does the Value Matching
+    paper need?"), unless a paper is asked for.
     """
     if asks_for_several(question):
         return None
@@ -132,7 +134,7 @@ def focus(question: str, sources: Sequence[Source],
         return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:
-        return titled[0] if titled else None
+        return called[0] if called and not identifies(question) else None
     spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
     holders = [s for s in sources if _holds(s, names, spelled)]
     # "does rs-grpo improve pass@k on … HumanEval?": the paper holding "HumanEval" is not the
