@@ -122,7 +122,7 @@ _THE_WORDS_PAPER = re.compile(r"(?=(?<!\bthan\s)(?<!\bto\s)(?<!\blike\s)(?<!\bbe
 
 def described(text: str, sources: Sequence[Source]) -> list[Source]:
     """The sources ``text`` calls by the words of their title ("the multi-view video reward
-    shaping paper": MVR's): three words or more, all but one in the title, that make up at
+    shaping paper": MVR's): three words or more, 80 % of them in the title, that make up at
     least 40 % of what its title says after any name and colon, and fit no other source's
     title ("the large language models work" names none of the papers on LLMs)."""
     found: list[Source] = []
