@@ -126,15 +126,14 @@ def focus(question: str, sources: Sequence[Source],
     """
     if asks_for_several(question):
         return None
-    called = called_by_name(question, sources)
-    titled = [s for s in (() if identifies(question) else described(question, sources))
-              if s not in called]
-    called += titled
+    called, paper_asked = called_by_name(question, sources), identifies(question)
+    called += [s for s in (() if paper_asked else described(question, sources))
+               if s not in called]
     if len(called) > 1:
         return None  # "What do Qflex and Value Matching have in common?": two papers
     names = question_names(question)
     if not names:
-        return called[0] if called and not identifies(question) else None
+        return called[0] if called and not paper_asked else None
     spelled = expansions(question, [f"{s.title} {s.text}" for s in sources], defines)
     holders = [s for s in sources if _holds(s, names, spelled)]
     # "does rs-grpo improve pass@k on … HumanEval?": the paper holding "HumanEval" is not the

@@ -100,7 +100,7 @@ _AFTER_NEED = re.compile(
     rf"(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD}|anything)\b"
     r"|(?<=\w)\s*(?:[.?!\u2014\u2013]|\.\.\.|\s-)\s*(?P<called>what(?:['\u2019]?s|\s+(?:is|was))\s+"
     # "… what was it called exactly? thinking of it for a huge graph": what follows asks nothing
-    r"(?:it|this|that)\s+called|(?:name|title)(?=\s*\?+\s*$))(?:\s+(?:again|exactly))?"
+    r"(?:it|this|that)\s+called|(?P<terse>name|title)(?=\s*\?+\s*$))(?:\s+(?:again|exactly))?"
     r"(?:\W*$|[?.!]\s+[^?]*$)"
     # "<a need>. what's out there?"
     r"|(?<=\w)\s*[.?!,]\s*(?P<offered>what(?:['\u2019]?s|\s+is)\s+(?:out\s+there|available))\W*$",
@@ -255,7 +255,7 @@ def _after_need(own: str) -> bool:
         return False
     before = own[:found.start()]  # a need, not a name ("GlowQ:"), a thing owned, nor one a
     # named paper has ("SSD-GS models … with a learned term. What is it called?")
-    words, terse = len(re.findall(r"\w+", before)), (found["called"] or "w")[:1].lower() in "nt"
+    words, terse = len(re.findall(r"\w+", before)), found["terse"] is not None
     if (found["offered"] or terse) and (words < 4 + 2 * terse or _WH_WORD.search(before) or (
             terse and _POINTS_BACK.search(before))):  # "the metric they propose - name?"
         return False  # "thanks, what's available?", "For GlowQ, what are …, what's available?"
