@@ -674,6 +674,27 @@ def test_the_quantity_a_question_asks_for_is_a_word_of_its_frame() -> None:
                          "gap [1].").dropped is None
 
 
+def test_which_benchmarks_is_answered_by_the_names_the_source_gives() -> None:
+    """"mvr - which benchmarks were experiments on": "The experiments were on HumanoidBench and
+    MetaWorld" names them, though the abstract never says "benchmark"; a sentence naming
+    nothing new, or a name the question gave, still needs a source that says it; so does a
+    question asking for more than one word ("the original Avey model")."""
+    evidence = [_evidence(1, "MVR: Multi-view Video Reward Shaping", "Experiments on "
+                          "HumanoidBench and MetaWorld show that MVR outperforms prior work.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="mvr - which benchmarks were experiments on")
+    assert checker.check("The experiments on the benchmarks were HumanoidBench and MetaWorld "
+                         "[1].").dropped is None
+    for unsaid in ("MVR was tested on benchmarks [1].",
+                   "The benchmarks MVR uses show that MVR outperforms prior work [1]."):
+        dropped = checker.check(unsaid).dropped
+        assert dropped is not None and "says nothing of: benchmark" in dropped.reason, unsaid
+    other = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                            question="What was the original benchmark suite MVR builds on?")
+    dropped = other.check("The original benchmark suite MVR builds on is MetaWorld [1].").dropped
+    assert dropped is not None and "says nothing of" in dropped.reason
+
+
 def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
     """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
     curated samples were curated through human-guided annotation": true, and no count."""

@@ -88,6 +88,13 @@ def gives_values(sentence: str, question: str) -> bool:
             or any(not states_number(n, question) for n in lone_numbers(sentence)))
 
 
+def gives_names(sentence: str, question: str, titles: str) -> bool:
+    """Whether the sentence names something (HumanoidBench) that neither the (normalised)
+    question nor a shown paper's (normalised) title holds."""
+    return any(normalise(t) not in question and normalise(t) not in titles
+               for t in key_terms(sentence))
+
+
 def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
                  sources: tuple[str, ...] = ()) -> bool:
     """Whether a sentence names what the question asks for by name (a name or a value that
@@ -104,8 +111,7 @@ def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
     if wanted == "number":  # "three domains", "a single teacher": a count in words
         return bool(counts(sentence) - counts(question)) or (
             _ONE.search(sentence) is not None and _ONE.search(question) is None)
-    if any(normalise(t) not in flat and normalise(t) not in titles
-           for t in key_terms(sentence)):
+    if gives_names(sentence, flat, titles):
         return True
     thing = stem(wanted.split()[-1])  # "benchmarks", "libraries": benchmar…, librar…
     listed = re.compile(rf"\b{re.escape(thing[:max(4, len(thing) - 1)])}[^.;]{{0,40}}?\b"

@@ -6,18 +6,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.asked import (BARE_VERDICT, FIGURES, GENERIC, NEGATION, bare_verdict,
-                                    beyond, gives_values, gives_wanted, unstated)
+from assistant.answer.asked import (BARE_VERDICT, FIGURES, GENERIC, NEGATION, bare_verdict, beyond,
+                                    gives_names, gives_values, gives_wanted, unstated)
 from assistant.answer.contrast import ONE_OF_TWO, by_halves, by_subjects, of_both
 from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
-from assistant.answer.markers import (
-    Listed,
-    and_join,
-    cited_numbers,
-    is_refusal,
-    listed,
-    strip_markers,
-)
+from assistant.answer.markers import (Listed, and_join, cited_numbers, is_refusal, listed,
+                                      strip_markers)
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
 from assistant.text.mentions import introduced_name, short_names, typed_small
 from assistant.text.sentences import (counts, defined, key_terms, mentions, misspelt,
@@ -101,6 +95,7 @@ class CitationChecker:
                        if self.papers else set())
         self._question_words = set(terms(self.question))
         self._question_text = normalise(self.question)
+        self._titles = normalise(" ".join(e.source.title for e in self.evidence))
         self._initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", self._question_text))
         self._names = question_names(asked := without_examples(self.question)) | (  # "grpo" too
             typed_small(asked, [e.source.text for e in self.evidence]) if self.several else set())
@@ -228,6 +223,9 @@ class CitationChecker:
                                                   if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
+        if echoed and len(self._asked) == 1 and gives_names(sentence, self._question_text,
+                                                            self._titles):
+            echoed = set()  # "which benchmarks?": names its source gives, never called so
         if not self._echoes(sentence):
             echoed |= unsaid(self._topic)
         if echoed and not gives:
@@ -253,8 +251,7 @@ class CitationChecker:
     def names_wanted(self, sentence: str, sources: tuple[str, ...] = ()) -> bool:
         """Whether a sentence gives what the question asks for by name (``asked.gives_wanted``),
         ``sources`` the passages it was checked against."""
-        titles = normalise(" ".join(e.source.title for e in self.evidence))
-        return gives_wanted(sentence, self.wanted, self.question, titles, sources)
+        return gives_wanted(sentence, self.wanted, self.question, self._titles, sources)
 
     def _abbreviates(self, word: str) -> bool:
         """Whether a word of a sentence only abbreviates the question's words ("MLM" for
