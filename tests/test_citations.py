@@ -686,7 +686,8 @@ def test_which_benchmarks_is_answered_by_the_names_the_source_gives() -> None:
     assert checker.check("The experiments on the benchmarks were HumanoidBench and MetaWorld "
                          "[1].").dropped is None
     for unsaid in ("MVR was tested on benchmarks [1].",
-                   "The benchmarks MVR uses show that MVR outperforms prior work [1]."):
+                   "The benchmarks MVR uses show that MVR outperforms prior work [1].",
+                   "MVR was tested on Experiments benchmarks [1]."):
         dropped = checker.check(unsaid).dropped
         assert dropped is not None and "says nothing of: benchmark" in dropped.reason, unsaid
     other = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),

@@ -39,6 +39,9 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 # speaks of prices. Not "catch": "The catch with UEC is …" claims a limitation it must state.
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
     sauce magic gist core""".split())
+# Who made a paper: people and places, which no abstract names (a name it gives is no author)
+MAKERS = frozenset(stem(w) for w in """author authors team lab group university company
+    institution affiliation people person""".split())
 # Words an answer adds that claim nothing of their own: the links between its clauses and its
 # verbs for using something. Not praise ("significantly better", "particularly relevant"): on
 # dev it came with made-up claims, never in a paraphrase of what an abstract says.
@@ -88,10 +91,12 @@ def gives_values(sentence: str, question: str) -> bool:
             or any(not states_number(n, question) for n in lone_numbers(sentence)))
 
 
-def gives_names(sentence: str, question: str, titles: str) -> bool:
-    """Whether the sentence names something (HumanoidBench) that neither the (normalised)
-    question nor a shown paper's (normalised) title holds."""
+def gives_names(sentence: str, question: str, titles: str, coined: bool = False) -> bool:
+    """Whether the sentence names something that neither the (normalised) question nor a
+    shown paper's (normalised) title holds; ``coined``: a name no dictionary has, with a
+    capital inside or a digit (HumanoidBench, GSM8K; not "Bayesian")."""
     return any(normalise(t) not in question and normalise(t) not in titles
+               and (not coined or re.search(r"[A-Za-z][A-Z]|\d", t) is not None)
                for t in key_terms(sentence))
 
 
