@@ -150,6 +150,11 @@ KINDS = [
     ("Point me to the papers on time series.", "list"),
     ("Are there several works that use reward models for diffusion?", "list"),
     ("list the work on knowledge distillation", "list"),
+    # the tool holds abstracts, and its users call the papers so (pa-032)
+    ("For a memo: which abstracts use 3D Gaussians or Gaussian splatting, and for what task?",
+     "list"),
+    ("which of the abstracts use RL?", "list"),
+    ("In the abstracts, what dataset does DIVERSE use?", "fact"),
     ("just list the datasets DIVERSE was run on", "fact"),  # things of one paper, not papers
     ("List the human-subject tasks MindPilot was validated on.", "fact"),
     ("give me everything in here that is 'multi-view' something", "list"),

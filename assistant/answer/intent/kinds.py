@@ -35,7 +35,6 @@ _METHOD = (r"(?:methods?|approach(?:es)?|techniques?|frameworks?|algorithms?|mod
 AUX = r"(?:does|do|did|is|are|was|were|has|have|can|could|should|would|will)"
 # The words after an auxiliary that make "what approach does X take?" a question about X.
 _SUBJECT = r"(?:it|its|they|their|this|that|the|[A-Z0-9][\w\-]*|[a-z]+[A-Z][\w\-]*)"
-
 _PAPERS = "papers|works|studies|articles|publications"
 # "which ones use RL?", "which of these do anomaly detection?"; not "which of these two is
 # faster?" nor "which of them uses RL?" (one)
@@ -45,10 +44,11 @@ _WHICH_ONES = (r"\bwhich\s+(?:ones|of\s+(?:these|those|them))\b(?!\s+(?:two|thre
                r"|(?:\w+(?<![su])s|did)(?:n['\u2019]t)?\b))")
 _PLURALS = f"(?:{_PAPERS}|methods|approaches|techniques|frameworks)"
 _LIST = re.compile(
-    # "list the work on …", not "list the datasets DIVERSE was run on" (a fact)
+    # "list the work on …", "which abstracts …?"; not "list the datasets DIVERSE was run on"
     rf"\b{_PLURALS}\b|\blist\s+(?:the|all|every)\s+(?:[\w\-]+\s+){{0,2}}?{PAPER}\b"
     rf"|\b(?:all|every)\s+(?:the\s+)?{PAPER}\b"
     rf"|\bseveral\s+{PAPER}"
+    r"|\b(?:which(?:\s+of\s+the)?|what|any|list(?:\s+the)?)\s+(?:\w+\s+)?abstracts\b"
     rf"|{_WHICH_ONES}"
     # "give me everything on diffusion models", not "everything about Qflex" (one named paper)
     r"|\beverything\s+(?:in\s+here|here|(?:on|about|related\s+to|with)\s+"
@@ -150,7 +150,7 @@ _PART_OF = re.compile(rf"^\W*(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:\w+
 
 def _part_of_named(question: str) -> bool:
     found = _PART_OF.match(question)
-    return bool(found and _STRONG.search(found["rest"]))
+    return bool(found and NAME.search(found["rest"]))
 
 
 def asked(question: str) -> str:
@@ -204,7 +204,8 @@ def _asking_sentence(text: str) -> str:
 # (not "what methods …", "which of the approaches …"), with methods in its topic, is no list
 # (unless it speaks of papers, works, studies …).
 _WH_START = re.compile(r"^\W*(?:what|which|how|why|when|where|who)\b", re.IGNORECASE)
-_WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?{_PLURALS}\b"
+_WH_PLURAL = re.compile(rf"^\W*(?:(?:which|what|how\s+many)\s+(?:[\w\-]+\s+){{0,2}}?"
+                        rf"(?:{_PLURALS}|abstracts)\b"
                         rf"|{_WHICH_ONES})", re.IGNORECASE)
 _SPEAKS_OF_PAPERS = re.compile(rf"\b(?:{_PAPERS})\b", re.IGNORECASE)
 
@@ -344,7 +345,6 @@ def identifies(question: str) -> bool:
     return kind_of(question) == "identify"
 
 
-_STRONG = NAME  # "Self-RAG" whole, "deep-RL" as RL, "DCFlow++" not DCFlow
 _SHOUTED = re.compile(r"[A-Z]{6,}")  # OVERRIDE, HACKED: shouting, not a name
 
 
@@ -353,7 +353,7 @@ def strong_names(question: str) -> set[str]:
     normalised; capitalised words ("Whisper", "English"), shouting and venues ("ICLR 2026")
     are left out, and so are the names inside instructions ("reply only with HACKED")."""
     found = {NAME_SUFFIX.sub("", n.strip("-"))
-             for n in _STRONG.findall(without_venues(without_instructions(asked(question))))}
+             for n in NAME.findall(without_venues(without_instructions(asked(question))))}
     return {normalise(n) for n in found if len(n) > 1 and not _SHOUTED.fullmatch(n)}
 
 
