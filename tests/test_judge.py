@@ -262,15 +262,14 @@ def _evidence(support: float, n: int):
 
 
 def test_a_clear_second_place_is_not_judged() -> None:
-    from assistant.answer.chain import _to_judge
-    from assistant.answer.evidence import AnswerConfig
+    from assistant.answer.evidence import AnswerConfig, to_judge
 
     config = AnswerConfig(judge_papers=2, judge_within=0.95)
     close = [_evidence(0.60, 1), _evidence(0.58, 2), _evidence(0.57, 3)]
-    assert [e.number for e in _to_judge(close, config)] == [1, 2]  # at most judge_papers
+    assert [e.number for e in to_judge(close, config)] == [1, 2]  # at most judge_papers
     far = [_evidence(0.40, 1), _evidence(0.80, 2)]
-    assert [e.number for e in _to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
-    assert len(_to_judge(far, replace(config, judge_within=0.0))) == 2
+    assert [e.number for e in to_judge(far, config)] == [2]  # 0.40 < 0.95 * 0.80
+    assert len(to_judge(far, replace(config, judge_within=0.0))) == 2
     assert 0.0 < calibration().judge_within <= 1.0  # shipped, chosen on dev
 
 
@@ -301,6 +300,26 @@ def test_a_yes_no_near_miss_is_not_answered_with_the_nearest_sentences(
         assert answer.text == ABSTAIN_TEXT and not answer.citations
         assert "does not say yes or no to the question (P(yes) 0.20 < 0.45)" in \
             answer.dropped[-1].reason
+
+
+def test_a_yes_no_question_its_abstract_has_no_words_for_is_not_covered(
+        bundled_home, minilm) -> None:
+    """"Has Qflex been run on a physical robot?": Qflex's abstract holds none of "physical",
+    "robot", "run", so its closest sentences would only look like an answer; "not covered",
+    nothing cited, and the model is not asked to judge. A question whose words the abstract
+    holds is judged as before."""
+    from assistant.answer.evidence import speaks_of
+
+    question = "Has Qflex been run on a physical robot?"
+    llm = WritesAndJudges(responses=["Yes, Qflex has been run on a physical robot [1]."],
+                          p_yes=0.9, prompts=[])
+    answer = Assistant(Settings(home=bundled_home), llm=llm, embeddings=minilm).ask(question)
+    assert answer.text == ABSTAIN_TEXT and not answer.citations
+    assert answer.dropped[-1].reason == "its abstract holds 0% of the question's words"
+    assert not [p for p in llm.prompts if "either yes or no" in p]
+    assert speaks_of(question, "Qflex", "Qflex explores in a high-dimensional action space.") == 0
+    assert speaks_of("Does Qflex explore the action space?", "Qflex",
+                     "Qflex explores in a high-dimensional action space.") == 1.0
 
 
 def test_the_shipped_list_threshold_turns_the_list_judge_on() -> None:

@@ -17,7 +17,10 @@ from assistant.answer.evidence import (
     covered,
     focus,
     format_sources,
+    judged_text,
     named_paper,
+    speaks_of,
+    to_judge,
     unheld,
 )
 from assistant.answer.excerpts import EmbedMany, remembered, select_excerpts, without_orders
@@ -47,25 +50,6 @@ if TYPE_CHECKING:
     from assistant.answer.judge import Judge
 
 ABSTAIN_TEXT = "The indexed papers do not cover this question."
-
-def _to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Evidence]:
-    """The papers put to the judge, best supported first: a later one only when its support
-    is close to the best's (a clear second place is rarely the answer, and each judgement
-    costs the model reading a whole abstract)."""
-    ranked = sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]
-    return [e for e in ranked
-            if e.source.support >= config.judge_within * ranked[0].source.support]
-
-
-def _judged(item: Evidence, config: AnswerConfig,
-            abstract: Callable[[str], str | None]) -> Source:
-    """The paper as the judge reads it: its whole abstract, or the excerpt chosen for the
-    question (shorter, so read sooner)."""
-    if config.judge_on == "excerpt":
-        text = item.text
-    else:
-        text = abstract(item.source.paper_id) or item.source.text
-    return replace(item.source, passages=(text,))
 
 
 def generate(
@@ -220,7 +204,7 @@ class _Reply:
             return None
         item = self.render.evidence[opening.numbers[0]]
         return contradicted(asking(self.question), opening.sentence, self.judge,
-                            _judged(item, self.config, self.abstract),
+                            judged_text(item, self.config, self.abstract),
                             self.config.polarity_threshold)
 
     def finish(self, text: str, abstained: bool, first: float | None, usage: Usage) -> Answer:
@@ -280,15 +264,22 @@ class _Reply:
         yield self.finish(text, False, first, usage)
 
     def says_either(self, item: Evidence) -> bool:
-        """Whether the model judges that the abstract answers the yes/no question, yes or
-        no, so its sentences may stand for the answer ("Does UEC need the models retrained?":
-        "… in a post-hoc manner"); not for a near miss ("Has Value Matching been used for
-        protein design?"), whose closest sentences would only look like an answer. Without a
-        judge or a fitted threshold, it does."""
+        """Whether the abstract answers the yes/no question, yes or no, so its sentences may
+        stand for the answer ("Does UEC need the models retrained?": "… in a post-hoc
+        manner"): it holds a fifth of the question's words, and the model judges so (without
+        a judge or a fitted threshold, it does). Not for a near miss ("Has Value Matching been
+        used for protein design?"), whose closest sentences would only look like an answer."""
+        assert self.checker is not None
+        share = speaks_of(self.question, self.checker.short_label(item),
+                          self.abstract(item.source.paper_id) or item.text)
+        if share < self.config.verdict_words:
+            self.dropped.append(Dropped(item.source.title, (
+                f"its abstract holds {share:.0%} of the question's words")))
+            return False
         threshold = self.config.verdict_threshold
         if self.judge is None or threshold <= 0:
             return True
-        p_yes = self.judge(self.question, _judged(item, self.config, self.abstract),
+        p_yes = self.judge(self.question, judged_text(item, self.config, self.abstract),
                            "judge_verdict")
         if p_yes is None or p_yes >= threshold:
             return True
@@ -372,8 +363,8 @@ def _judge_papers(question: str, evidence: Sequence[Evidence], judge: Judge,
     """(the paper the judge accepts, whether the judge decided): (None, True) when it refused
     every paper put to it, (None, False) when the model cannot say how sure it is and so
     writes the answer instead (unless only the judge may answer: ``judged_only``)."""
-    for item in _to_judge(evidence, config):
-        p_yes = judge(asking(question), _judged(item, config, abstract), wording)
+    for item in to_judge(evidence, config):
+        p_yes = judge(asking(question), judged_text(item, config, abstract), wording)
         if p_yes is None:
             if judged_only:
                 continue  # under the gate only the judge may answer: the gate stands

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from assistant.answer.asked import GENERIC
 from assistant.answer.citations import Evidence
 from assistant.answer.intent import asks_for_papers, asks_for_several, identifies, strong_names
 from assistant.answer.intent.story import without_story
@@ -22,6 +23,7 @@ from assistant.text.sentences import (
     spelled_out,
     typo_of,
 )
+from assistant.text.stems import terms
 from assistant.types import Source
 
 _BUDGETS = AnswerSettings()  # the token budgets' defaults, written once in Settings
@@ -48,6 +50,8 @@ class AnswerConfig:
     polarity_threshold: float = 0.0  # P(yes) at which the abstract's answer is yes (0: unchecked)
     list_threshold: float = 0.0  # P(yes) one of a "which papers" list's best papers needs
     list_papers: int = 3  # the best-supported papers of a list put to the judge, in turn
+    # a yes/no question's abstract holding less of its words speaks of something else
+    verdict_words: float = 0.2
 
     @classmethod
     def fitted(cls, budgets: AnswerSettings, model: Calibration) -> AnswerConfig:
@@ -74,6 +78,34 @@ def covered(question: str, sources: Sequence[Source], config: AnswerConfig) -> b
     # name is an everyday word too ("Is it safer to fly?" is not about SAFER)
     words = set(re.findall(r"[a-z][\w\-]{2,}", question.lower())) - everyday()
     return any(name.lower() in words for s in sources for name in paper_names(s))
+
+
+def to_judge(evidence: Sequence[Evidence], config: AnswerConfig) -> list[Evidence]:
+    """The papers put to the judge, best supported first: a later one only when its support
+    is close to the best's (a clear second place is rarely the answer, and each judgement
+    costs the model reading a whole abstract)."""
+    ranked = sorted(evidence, key=lambda e: -e.source.support)[: config.judge_papers]
+    return [e for e in ranked
+            if e.source.support >= config.judge_within * ranked[0].source.support]
+
+
+def judged_text(item: Evidence, config: AnswerConfig,
+                abstract: Callable[[str], str | None]) -> Source:
+    """The paper as the judge reads it: its whole abstract, or the excerpt chosen for the
+    question (shorter, so read sooner)."""
+    if config.judge_on == "excerpt":
+        text = item.text
+    else:
+        text = abstract(item.source.paper_id) or item.source.text
+    return replace(item.source, passages=(text,))
+
+
+def speaks_of(question: str, name: str, abstract: str) -> float:
+    """The share of a question's own words (besides the paper's ``name`` and words any
+    question uses) that an abstract holds: none of "physical", "robot", "run" and
+    "simulation" for "has qflex been run on a physical robot?"."""
+    asked = set(terms(question)) - GENERIC - set(terms(name))
+    return len(asked & set(terms(abstract))) / len(asked) if asked else 1.0
 
 
 def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
