@@ -696,6 +696,21 @@ def test_which_benchmarks_is_answered_by_the_names_the_source_gives() -> None:
     assert dropped is not None and "says nothing of" in dropped.reason
 
 
+def test_an_example_the_source_gives_with_e_g_is_an_example() -> None:
+    """"What example does the NL-PDDL paper give of a goal worded differently from the
+    action?": the abstract gives it as "(e.g., “heat the bread”)"; a source without one
+    does not."""
+    question = "What example does the NL-PDDL paper give of a goal worded unlike the action?"
+    said = 'The example is the goal "heat the bread" and the action "toast the bread" [1].'
+    for text, kept in (("Goals (e.g., “heat the bread”) differ from actions (e.g., “toast the "
+                        "bread”).", True),
+                       ("Goals such as heat the bread differ from actions like toast the "
+                        "bread.", False)):
+        checker = CitationChecker([_evidence(1, "NL-PDDL", text)],
+                                  embed=lambda text: (1.0, 0.0), question=question)
+        assert (checker.check(said).dropped is None) is kept, text
+
+
 def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
     """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
     curated samples were curated through human-guided annotation": true, and no count."""

@@ -31,6 +31,7 @@ _NOT_VERB = frozenset("""the a an in on at for of to with by from as and or but 
 _PROPOSES = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+)?"
                        r"(?:propose|introduce|present|develop|design)", re.IGNORECASE)
 _JOINS = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)  # what joins markers listed alone
+_EXAMPLE = re.compile(r"\be\.\s?g\.|\bfor\s+instance\b", re.IGNORECASE)  # a source's example
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ class CitationChecker:
         if beyond_source:
             return 0.0, "", beyond_source
         words = set(terms(normalise(sentence)))  # "23,404" as the source reads: "23404"
-        source_words = set(terms(haystack))
+        source_words = set(terms(haystack)) | set(terms("example") if _EXAMPLE.search(raw) else ())
         # Words of the question that the sentence repeats but the source never uses: the
         # sentence claims what the question asked for, and the source does not say it.
         source_spellings = set(re.findall(r"[a-z]+", haystack))
