@@ -30,15 +30,13 @@ from assistant.answer.intent.kinds import (
     asks_for_papers,
     asks_for_several,
     asks_whether,
-    asks_yes_or_no,
     identifies,
     kind_of,
     left_out,
-    ranks,
     strong_names,
     topic_terms,
 )
-from assistant.answer.intent.wanted import asks_for_name
+from assistant.answer.intent.wanted import asks_for_name, asks_yes_or_no, ranks
 
 __all__ = [
     "FOLLOW_UP",

@@ -174,7 +174,7 @@ def asking(question: str) -> str:
     whole."""
     if FOLLOW_UP in question:
         return question
-    ask = _asking_sentence(question)
+    ask = asking_sentence(question)
     if _POINTS_BACK.search(ask) or _recalled(question):  # "I remember a paper …"
         return question
     return _LABEL.sub("", ask)
@@ -186,7 +186,7 @@ _LABEL = re.compile(r"^\W*(?:(?:ok(?:ay)?|thanks?|so)\W+)?(?:(?:a|one)\s+)?(?:di
                     r"(?:question|topic|thing|one)\s*[:,\-\u2013\u2014]\s*", re.IGNORECASE)
 
 
-def _asking_sentence(text: str) -> str:
+def asking_sentence(text: str) -> str:
     """After a preamble ("My team fine-tunes with one rank everywhere. Is there a paper …?",
     also in lower case: "… mixed in. is there …?"), the last sentence that asks; else all."""
     sentences = question_sentences(text)
@@ -228,7 +228,7 @@ def kind_of(question: str) -> Kind:
     after a preamble that asks for nothing, what its last asking sentence asks for."""
     own = asked(question)
     kind = _kind(own)
-    if kind == "fact" and (sentence := _asking_sentence(own)) != own:
+    if kind == "fact" and (sentence := asking_sentence(own)) != own:
         return _kind(sentence)
     return kind
 
@@ -303,36 +303,7 @@ def asks_whether(question: str) -> bool:
     """Whether the question asks if such work exists ("Is there work on …?", "Has anyone …?")."""
     own = asked(question)
     return bool(_EXISTS.match(own) or (kind_of(question) != "fact"
-                                        and _EXISTS.match(_asking_sentence(own))))
-
-
-_YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{AUX}|may|might)\b")  # "New topic: does …"
-# after a clause ("If I use SAFER, can I …?", "X vs Y: does either …?"); not "…, but is there …?"
-_YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|where)\b)[^?.!]"
-                           rf"{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{AUX})\b(?!\s+"
-                           r"(?i:there|any(?:one|body)|some(?:one|body)|people|others|anything)\b)")
-
-
-def asks_yes_or_no(question: str) -> bool:
-    """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
-    an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
-    own = asked(question)
-    last = _asking_sentence(own)  # "My team …. Does X …?"
-    return kind_of(question) == "fact" and bool(
-        _YES_NO.match(own) or _YES_NO.match(last) or _YES_NO_AFTER.match(last))
-
-
-_RANKS = re.compile(
-    r"\b(?:more|less|fewer|better|worse|higher|lower|bigger|smaller|larger|faster|slower|"
-    r"cheaper|longer|shorter|stronger|weaker|greater|most|least|best|worst|highest|lowest|"
-    r"biggest|smallest|largest|fastest|newer|older|earlier|later|superior|inferior|"
-    r"outperforms?|beats?|wins?|recommend|prefer|choose|pick)\b", re.IGNORECASE)
-
-
-def ranks(question: str) -> bool:
-    """Whether the question asks which of them is more of something ("Which one needs less
-    memory, Value Matching or GlowQ?"): what each paper says alone does not answer it."""
-    return _RANKS.search(asked(question)) is not None
+                                        and _EXISTS.match(asking_sentence(own))))
 
 
 def asks_for_papers(question: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.answer.intent.kinds import AUX, asked, kind_of
+from assistant.answer.intent.kinds import AUX, asked, asking_sentence, kind_of
 
 # "Which dataset does SSD-GS use?": a name (OLAT), not "a real-world dataset"; not "what kinds …"
 _NAMED_THING = (r"datasets?|benchmarks?|encoders?|llms?|baselines?|backbones?|optimi[sz]ers?"
@@ -54,3 +54,32 @@ def asks_for_name(question: str) -> str | None:
     if found is None or _WH_BEFORE.search(own[:found.start()]):
         return None  # "What does GlowQ do, and which baseline …?" asks for more than a name
     return "number" if found.re is _HOW_MANY else " ".join(found["thing"].lower().split())
+
+
+_YES_NO = re.compile(rf"^\W*(?:[\w ]{{1,30}}:\s*)?(?i:{AUX}|may|might)\b")  # "New topic: does …"
+# after a clause ("If I use SAFER, can I …?", "X vs Y: does either …?"); not "…, but is there …?"
+_YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|where)\b)[^?.!]"
+                           rf"{{1,120}}?[,:;]\s*(?:(?:but|so|and|then)\s+)?(?i:{AUX})\b(?!\s+"
+                           r"(?i:there|any(?:one|body)|some(?:one|body)|people|others|anything)\b)")
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
+    an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
+    own = asked(question)
+    last = asking_sentence(own)  # "My team …. Does X …?"
+    return kind_of(question) == "fact" and bool(
+        _YES_NO.match(own) or _YES_NO.match(last) or _YES_NO_AFTER.match(last))
+
+
+_RANKS = re.compile(
+    r"\b(?:more|less|fewer|better|worse|higher|lower|bigger|smaller|larger|faster|slower|"
+    r"cheaper|longer|shorter|stronger|weaker|greater|most|least|best|worst|highest|lowest|"
+    r"biggest|smallest|largest|fastest|newer|older|earlier|later|superior|inferior|"
+    r"outperforms?|beats?|wins?|recommend|prefer|choose|pick)\b", re.IGNORECASE)
+
+
+def ranks(question: str) -> bool:
+    """Whether the question asks which of them is more of something ("Which one needs less
+    memory, Value Matching or GlowQ?"): what each paper says alone does not answer it."""
+    return _RANKS.search(asked(question)) is not None
