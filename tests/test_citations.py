@@ -711,6 +711,28 @@ def test_an_example_the_source_gives_with_e_g_is_an_example() -> None:
         assert (checker.check(said).dropped is None) is kept, text
 
 
+def test_what_a_paper_does_without_is_not_what_it_has() -> None:
+    """"Why did the TempFlow-GRPO authors conclude that they had to train a dedicated
+    intermediate reward model?" (a false premise) was answered in its own words; the abstract
+    says it does "without requiring specialized intermediate reward models". A sentence that
+    says so, or speaks of something else, is checked as before."""
+    text = ("A trajectory branching mechanism provides process rewards by concentrating "
+            "stochasticity at designated branching points, without requiring specialized "
+            "intermediate reward models.")
+    checker = CitationChecker([_evidence(1, "TempFlow-GRPO", text)],
+                              embed=lambda text: (1.0, 0.0), question=(
+                                  "Why did the TempFlow-GRPO authors need a dedicated "
+                                  "intermediate reward model?"))
+    dropped = checker.check("The authors had to train a dedicated intermediate reward model to "
+                            "get process rewards [1].").dropped
+    assert dropped is not None and dropped.reason == (
+        "the source says it does without: specialized intermediate reward models")
+    for kept in ("Process rewards come from trajectory branching, without intermediate reward "
+                 "models [1].",
+                 "Trajectory branching provides process rewards at branching points [1]."):
+        assert checker.check(kept).dropped is None, kept
+
+
 def test_how_many_is_answered_with_a_number_the_question_did_not_give() -> None:
     """"How many human annotators worked on the 2.3K curated samples?" answered "The 2.3K
     curated samples were curated through human-guided annotation": true, and no count."""

@@ -205,13 +205,35 @@ def opposite(sentence: str, source: str) -> str | None:
     return None
 
 
+# "… without requiring specialized intermediate reward models": what a paper does without
+_WITHOUT = re.compile(r"\b(?:without(?:\s+(?:requiring|needing|relying\s+on|using|the\s+need"
+                      r"\s+for|any))?|no\s+need\s+(?:for|of)|(?:does|do)\s+not\s+(?:require|need|"
+                      r"rely\s+on)|avoid(?:s|ing)?|free\s+of)\s+(?P<x>[^.,;:()]{3,60})")
+_DENIES = re.compile(r"\b(?:no|not|without|avoid\w*|eliminat\w*|free|never|instead|rather|"
+                     r"unlike|removes?)\b|n['\u2019]t\b", re.IGNORECASE)
+
+
+def done_without(sentence: str, source: str) -> str | None:
+    """What the (normalised) ``source`` says its paper does without that the sentence, denying
+    nothing, says it has: "they had to train a dedicated intermediate reward model" of "…
+    without requiring specialized intermediate reward models"; None when nothing."""
+    said = set(terms(sentence))
+    for found in _WITHOUT.finditer(source):
+        x = set(terms(found["x"])) - GENERIC
+        if len(x) >= 2 and len(x & said) >= max(2, 0.6 * len(x)) and not _DENIES.search(sentence):
+            return found["x"].strip()
+    return None
+
+
 def beyond(sentence: str, source: str, question: str) -> str | None:
     """Why the sentence says what the (normalised) paper ``source`` does not: the opposite of
-    what it says with "non-", or more than ``ADDED_MOST`` words of its own; None when
-    neither."""
+    what it says with "non-" or "without", or more than ``ADDED_MOST`` words of its own; None
+    when neither."""
     flipped = opposite(sentence, source)
     if flipped:
         return f"the source says {flipped}"
+    if (lacking := done_without(sentence, source)) is not None:
+        return f"the source says it does without: {lacking}"
     added = added_words(sentence, source, question)
     if len(added) > ADDED_MOST:
         return f"adds what the source does not say: {', '.join(sorted(added)[:4])}"
