@@ -642,6 +642,10 @@ def test_a_misspelt_name_is_read_as_the_retrieved_paper_spells_it() -> None:
                       "We introduce HUMAINE, a framework for human-AI interaction.", 1.0)]
     assert respelled("How many took part in HUMANE?", humaine)[1] == [("HUMANE", "HUMAINE")]
     assert respelled("How many took part in Humane?", humaine)[1] == []  # which is meant?
+    # a name the abstract types in TeX ("$Q$Avatar") is read as it shows: QAvatar
+    tex = [Source("p4", "Cross-Domain Policy Optimization", "We propose $Q$Avatar.", 1.0)]
+    assert respelled("a paper named like QAvatr, what's the title?", tex)[1] == [
+        ("QAvatr", "QAvatar")]
 
 
 def test_a_name_typed_in_lower_case_is_read_as_the_papers_write_it() -> None:

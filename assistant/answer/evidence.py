@@ -250,7 +250,8 @@ def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple
         n for n in plain if not any(mentions(t, n) for t in texts)}
     if not unknown:
         return question, []
-    words = {w for s in sources for w in _WORD.findall(f"{s.title} {s.text}")}
+    # a name typed in TeX ("$Q$Avatar") as the reader sees it: QAvatar
+    words = {w for s in sources for w in _WORD.findall(f"{s.title} {s.text}".replace("$", ""))}
     fixes = []
     for name in dict.fromkeys(_WORD.findall(question)):
         if normalise(name) not in unknown:
