@@ -40,8 +40,9 @@ GENERIC = frozenset(stem(w) for w in """achieve achieves use uses perform perfor
 FIGURES = frozenset(stem(w) for w in """price pay recipe actually basically trick tricks secret
     sauce magic gist core""".split())
 # Who made a paper: people and places, which no abstract names (a name it gives is no author)
-MAKERS = frozenset(stem(w) for w in """author authors team lab group university company
-    institution affiliation people person""".split())
+MAKERS = frozenset(stem(w) for w in """author authors team teams lab labs group groups
+    university universities company companies institution institutions organization
+    organizations affiliation people person""".split())
 # Words an answer adds that claim nothing of their own: the links between its clauses and its
 # verbs for using something. Not praise ("significantly better", "particularly relevant"): on
 # dev it came with made-up claims, never in a paraphrase of what an abstract says.
@@ -93,11 +94,13 @@ def gives_values(sentence: str, question: str) -> bool:
 
 def gives_names(sentence: str, question: str, titles: str, coined: bool = False) -> bool:
     """Whether the sentence names something that neither the (normalised) question nor a
-    shown paper's (normalised) title holds; ``coined``: a name no dictionary has, with a
-    capital inside or a digit (HumanoidBench, GSM8K; not "Bayesian")."""
+    shown paper's (normalised) title holds; ``coined``: a name no dictionary has, in mixed
+    case or letters and digits (HumanoidBench, ALFWorld, GSM8K; not "Bayesian", "RL", "12")."""
     return any(normalise(t) not in question and normalise(t) not in titles
-               and (not coined or re.search(r"[A-Za-z][A-Z]|\d", t) is not None)
-               for t in key_terms(sentence))
+               and (not coined or _COINED.search(t) is not None) for t in key_terms(sentence))
+
+
+_COINED = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[A-Z]{2}[a-z]{2}")
 
 
 def gives_wanted(sentence: str, wanted: str | None, question: str, titles: str,
@@ -206,11 +209,15 @@ def opposite(sentence: str, source: str) -> str | None:
 
 
 # "… without requiring specialized intermediate reward models": what a paper does without
-_WITHOUT = re.compile(r"\b(?:without(?:\s+(?:requiring|needing|relying\s+on|using|the\s+need"
-                      r"\s+for|any))?|no\s+need\s+(?:for|of)|(?:does|do)\s+not\s+(?:require|need|"
-                      r"rely\s+on)|avoid(?:s|ing)?|free\s+of)\s+(?P<x>[^.,;:()]{3,60})")
+# (not "with and without …"; what it does without ends where the next clause starts)
+_WITHOUT = re.compile(r"(?<!with and )(?<!with or )\b(?:without(?:\s+(?:requiring|needing|"
+                      r"relying\s+on|using|the\s+need\s+for|any))?|no\s+need\s+(?:for|of)|(?:does|"
+                      r"do)\s+not\s+(?:require|need|rely\s+on)|avoid(?:s|ing)?|free\s+of)\s+"
+                      r"(?P<x>(?:(?!\b(?:and|or|but|while|which|that|to|so|then|as|the|an?|its|"
+                      r"their|this|these|we|it)\b)[^.,;:()]){3,60})")
 _DENIES = re.compile(r"\b(?:no|not|without|avoid\w*|eliminat\w*|free|never|instead|rather|"
-                     r"unlike|removes?)\b|n['\u2019]t\b", re.IGNORECASE)
+                     r"unlike|removes?|unnecessar\w*|bypass\w*|dispens\w*|obviat\w*|sidestep\w*|"
+                     r"away)\b|n['\u2019]t\b", re.IGNORECASE)
 
 
 def done_without(sentence: str, source: str) -> str | None:

@@ -6,10 +6,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from assistant.answer.asked import (BARE_VERDICT, FIGURES, GENERIC, MAKERS, NEGATION, beyond,
-                                    bare_verdict, gives_names, gives_values, gives_wanted, unstated)
+from assistant.answer.asked import (BARE_VERDICT, FIGURES, GENERIC, MAKERS, NEGATION, bare_verdict,
+                                    beyond, gives_names, gives_values, gives_wanted, unstated)
 from assistant.answer.contrast import ONE_OF_TWO, by_halves, by_subjects, of_both
-from assistant.answer.intent import asked_for, asks_for_name, asks_yes_or_no, topic_terms
+from assistant.answer.intent import (asked_for, asks_for_name, asks_which_thing, asks_yes_or_no,
+                                     topic_terms)
 from assistant.answer.markers import (Listed, and_join, cited_numbers, is_refusal, listed,
                                       strip_markers)
 from assistant.answer.wording import cosine, display, flat, is_title, stem_in, values_in
@@ -224,8 +225,8 @@ class CitationChecker:
                                                   if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
-        if echoed and len(self._asked - MAKERS) == 1 == len(self._asked) and gives_names(
-                sentence, self._question_text, self._titles, coined=True):
+        if echoed and len(self._asked - MAKERS) == 1 == len(self._asked) and asks_which_thing(
+                self.question) and gives_names(sentence, self._question_text, self._titles, True):
             echoed = set()  # "which benchmarks?": names its source gives, never called so
         if not self._echoes(sentence):
             echoed |= unsaid(self._topic)

@@ -9,7 +9,14 @@ from dataclasses import dataclass, replace
 
 from assistant.answer.asked import GENERIC
 from assistant.answer.citations import Evidence
-from assistant.answer.intent import asks_for_papers, asks_for_several, identifies, strong_names
+from assistant.answer.intent import (
+    FOLLOW_UP,
+    asking,
+    asks_for_papers,
+    asks_for_several,
+    identifies,
+    strong_names,
+)
 from assistant.answer.intent.story import without_story
 from assistant.answer.support import Calibration, called_by_name
 from assistant.config import AnswerSettings
@@ -22,6 +29,7 @@ from assistant.text.sentences import (
     question_names,
     spelled_out,
     typo_of,
+    unmarked,
 )
 from assistant.text.stems import terms
 from assistant.types import Source
@@ -101,11 +109,12 @@ def judged_text(item: Evidence, config: AnswerConfig,
 
 
 def speaks_of(question: str, name: str, abstract: str) -> float:
-    """The share of a question's own words (besides the paper's ``name`` and words any
-    question uses) that an abstract holds: none of "physical", "robot", "run" and
-    "simulation" for "has qflex been run on a physical robot?"."""
-    asked = set(terms(question)) - GENERIC - set(terms(name))
-    return len(asked & set(terms(abstract))) / len(asked) if asked else 1.0
+    """The share of what a question asks in its own words (besides the paper's ``name``,
+    words any question uses, the asker's story and an earlier question it follows) that an
+    abstract holds: none of "physical", "robot", "run" and "simulation" for "has
+    qflex been run on a physical robot?"; 1.0 for a question of fewer than two such words."""
+    asked = set(terms(asking(question).split(FOLLOW_UP)[0])) - GENERIC - set(terms(name))
+    return len(asked & set(terms(abstract))) / len(asked) if len(asked) >= 2 else 1.0
 
 
 def called(question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -251,7 +260,7 @@ def respelled(question: str, sources: Sequence[Source]) -> tuple[str, list[tuple
     if not unknown:
         return question, []
     # a name typed in TeX ("$Q$Avatar") as the reader sees it: QAvatar
-    words = {w for s in sources for w in _WORD.findall(f"{s.title} {s.text}".replace("$", ""))}
+    words = {w for s in sources for w in _WORD.findall(unmarked(f"{s.title} {s.text}"))}
     fixes = []
     for name in dict.fromkeys(_WORD.findall(question)):
         if normalise(name) not in unknown:

@@ -3,7 +3,7 @@
 Read off a question here, and nowhere else:
 
 - what kind of answer it wants, and the names and words it holds (``kinds``), and what it
-  wants named: a dataset, a number, a value (``wanted``);
+  wants named: a dataset, a number, a value, or a yes or a no (``wanted``);
 - what it says about its context (``context``): a follow-up or a new topic, asked of the
   previous answer's papers ("which of these …?"), about the collection itself, or for a
   paper's reference (its BibTeX, its link).
@@ -36,7 +36,7 @@ from assistant.answer.intent.kinds import (
     strong_names,
     topic_terms,
 )
-from assistant.answer.intent.wanted import asks_for_name, asks_yes_or_no, ranks
+from assistant.answer.intent.wanted import asks_for_name, asks_which_thing, asks_yes_or_no, ranks
 
 __all__ = [
     "FOLLOW_UP",
@@ -53,6 +53,7 @@ __all__ = [
     "asks_for_several",
     "asks_of_them_together",
     "asks_whether",
+    "asks_which_thing",
     "asks_yes_or_no",
     "bare_follow_up",
     "identifies",

@@ -1,6 +1,6 @@
-"""What a question wants named: a dataset, a number, a value ("Which dataset does SSD-GS
-use?", "How many annotators …?", "What accuracy does PEA get?"); an answer that names none
-does not answer it (``asked.gives_wanted``)."""
+"""What a question wants: a thing named, a number, a value ("Which dataset does SSD-GS use?",
+"How many annotators …?", "What accuracy does PEA get?"; an answer that names none does not
+answer it: ``asked.gives_wanted``), a yes or a no, or a ranking."""
 
 from __future__ import annotations
 
@@ -25,6 +25,16 @@ _ASKS_NAME = re.compile(
     rf"(?=\s+(?:{AUX}|or|and|used|that|which|(?-i:[A-Z][\w\-]*|[a-z]+[A-Z0-9][\w\-]*))\b"
     r"|\s*[?.,]|\s*$)",
     re.IGNORECASE)
+
+
+_WHICH_THING = re.compile(rf"\b(?:which|what)\s+(?:[\w\-]+\s+)?(?:{_NAMED_THING})\b",
+                          re.IGNORECASE)
+
+
+def asks_which_thing(question: str) -> bool:
+    """Whether the question asks which things of a kind that has names ("mvr - which
+    benchmarks were experiments on"), wherever it asks it."""
+    return _WHICH_THING.search(question) is not None
 
 
 # "What learning rate does RS-GRPO use?", "what's PEA's accuracy on ImageNet-C?": a value (not
