@@ -750,7 +750,9 @@ def test_what_a_paper_does_without_is_not_what_it_has() -> None:
             ("Models are trained with and without data augmentation on CIFAR-10.",
              "Models were trained with data augmentation on CIFAR-10 [1]."),
             ("To avoid collisions the robot replans its path in real time.",
-             "The robot replans its path in real time [1].")):
+             "The robot replans its path in real time [1]."),
+            ("Guidance without classifiers for human-object interaction animation.",
+             "The guidance for human-object interaction animation builds on diffusion [1].")):
         checker = CitationChecker([_evidence(1, "Paper", text)], embed=lambda text: (1.0, 0.0),
                                   question="What does the paper do?")
         assert checker.check(sentence).dropped is None, sentence

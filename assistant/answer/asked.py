@@ -209,12 +209,14 @@ def opposite(sentence: str, source: str) -> str | None:
 
 
 # "… without requiring specialized intermediate reward models": what a paper does without
-# (not "with and without …"; what it does without ends where the next clause starts)
+# (not "with and without …"; what it does without ends where a phrase or clause starts:
+# "Guidance Without Classifiers for Human-Object Interaction" does without classifiers)
 _WITHOUT = re.compile(r"(?<!with and )(?<!with or )\b(?:without(?:\s+(?:requiring|needing|"
                       r"relying\s+on|using|the\s+need\s+for|any))?|no\s+need\s+(?:for|of)|(?:does|"
                       r"do)\s+not\s+(?:require|need|rely\s+on)|avoid(?:s|ing)?|free\s+of)\s+"
                       r"(?P<x>(?:(?!\b(?:and|or|but|while|which|that|to|so|then|as|the|an?|its|"
-                      r"their|this|these|we|it)\b)[^.,;:()]){3,60})")
+                      r"their|this|these|we|it|for|in|on|of|with|from|by|at|via)\b)[^.,;:()])"
+                      r"{3,60})")
 _DENIES = re.compile(r"\b(?:no|not|without|avoid\w*|eliminat\w*|free|never|instead|rather|"
                      r"unlike|removes?|unnecessar\w*|bypass\w*|dispens\w*|obviat\w*|sidestep\w*|"
                      r"away)\b|n['\u2019]t\b", re.IGNORECASE)
