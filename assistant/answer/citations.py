@@ -225,8 +225,9 @@ class CitationChecker:
                                                   if not self._abbreviates(w)}:
                 return 0.0, "", "says no more than the question"
             echoed = set()
-        if echoed and len(self._asked - MAKERS) == 1 == len(self._asked) and asks_which_thing(
-                self.question) and gives_names(sentence, self._question_text, self._titles, True):
+        one_thing = len(self._asked) == 1 and not self._asked & MAKERS
+        if echoed and one_thing and asks_which_thing(self.question) and gives_names(
+                sentence, self._question_text, self._titles, coined=True):
             echoed = set()  # "which benchmarks?": names its source gives, never called so
         if not self._echoes(sentence):
             echoed |= unsaid(self._topic)
