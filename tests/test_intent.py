@@ -410,6 +410,8 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     ("Think carpools: has anyone learned how to split a crowd into teams?", False),
     ("For GlowQ, what does the group share?", False),
     ("Which baseline, if any, does GlowQ beat?", False),
+    ("PEA: how many forward passes does it need, and does it use backprop?", False),
+    ("GlowQ - what does it share, and is it faster?", False),
     ("How, in short, do SAFER and UEC use uncertainty?", False),
     ("I tried GlowQ, and liked it. What does it share across layers?", False),
     ("I skimmed GlowQ, but have people tried it on speech?", False),

@@ -73,13 +73,20 @@ _YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|
                            r"(?i:there|any(?:one|body)|some(?:one|body)|people|others|anything)\b)")
 
 
+# a question of its own before that clause: "PEA — how many forward passes does it need, and …"
+_WH_CLAUSE = re.compile(r"(?:^|[—–:;,]|\s-+\s)\s*(?i:what|which|who|whom|whose|how|why|when|where)\b")
+
+
 def asks_yes_or_no(question: str) -> bool:
     """Whether a question about what the papers say wants a yes or a no ("Does TEDM rely on
-    an external noise schedule?"; not "Is there work on …?", which asks for papers)."""
+    an external noise schedule?"; not "Is there work on …?", which asks for papers, nor
+    "How many passes does PEA need, and does it use backprop?", which asks for more)."""
     own = asked(question)
     last = asking_sentence(own)  # "My team …. Does X …?"
+    after = _YES_NO_AFTER.match(last)
     return kind_of(question) == "fact" and bool(
-        _YES_NO.match(own) or _YES_NO.match(last) or _YES_NO_AFTER.match(last))
+        _YES_NO.match(own) or _YES_NO.match(last)
+        or (after and not _WH_CLAUSE.search(after.group())))
 
 
 _RANKS = re.compile(
