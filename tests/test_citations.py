@@ -153,9 +153,25 @@ def test_a_bare_short_name_points_to_its_paper() -> None:
     checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
                               question="Which work steers a person's mental state with pictures?")
     verdict = checker.check("MindPilot.")
-    assert verdict.pointer and verdict.numbers == (2,)
-    assert verdict.sentence == "MindPilot: Closed-loop Visual Stimulation."
+    assert verdict.pointer and verdict.numbers == (2,)  # the paper, and what it does
+    assert verdict.sentence == 'MindPilot: Closed-loop Visual Stimulation: "We steer mental states."'
     assert checker.check("Beta.").dropped  # a title without a short name is not matched this way
+
+
+def test_a_bare_title_says_what_the_paper_does_whatever_the_question() -> None:
+    """A title alone answers nothing the reader can check: even for a question not read as
+    asking for papers ("paper on auto-bidding …?"), the answer that is only a title also
+    quotes what the paper proposes; a sentence that says more than the title stays as is."""
+    evidence = [_evidence(1, "Enhancing Generative Auto-bidding with Offline Reward Evaluation",
+                          "Auto-bidding serves advertisers. We propose AIGB-Pearl, a generative "
+                          "planner with a trajectory evaluator.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="paper on ad auto-bidding w/ generative planner?")
+    bare = checker.check("Enhancing Generative Auto-bidding with Offline Reward Evaluation [1].")
+    assert bare.numbers == (1,) and not bare.dropped
+    assert "We propose AIGB-Pearl" in bare.sentence
+    said = checker.check("AIGB-Pearl is a generative planner with a trajectory evaluator [1].")
+    assert said.sentence == "AIGB-Pearl is a generative planner with a trajectory evaluator."
 
 
 def test_existence_questions_ask_for_no_word() -> None:

@@ -131,10 +131,10 @@ class CitationChecker:
         return self._introduced[item.source.paper_id] or display(item.source)
 
     def pointer(self, items: Sequence[Evidence], lead: str = "") -> Verdict:
-        """The answer "these papers": their names, cited. One paper named as the answer to
-        "which paper …?" also says, in its abstract's words, what it does that answers the
-        question: a title alone is a claim nobody checked."""
-        if len(items) == 1 and self.papers and not self.several:
+        """The answer "these papers": their names, cited. One paper named as the answer (to
+        "which paper …?", or to any question) also says, in its abstract's words, what it
+        does that answers the question: a title alone is a claim nobody checked."""
+        if len(items) == 1 and not self.several:
             passage, said = self.claim(items[0])
             quoted = " … ".join(f'"{s}"' for s in said)
             return Verdict(f"{lead}{self.label(items[0])}: {quoted}", (items[0].number,),
@@ -268,7 +268,7 @@ class CitationChecker:
         """A supported sentence; when titles answer the question and the sentence only
         repeats the question or a title, the answer is those papers, by name."""
         titles = [e.source.title for e in items]
-        if self.papers and (self._echoes(sentence) or is_title(sentence, titles)):
+        if (self.papers and self._echoes(sentence)) or is_title(sentence, titles, not self.papers):
             lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
             return replace(self.pointer(items, lead), pointer=False)  # the model's own answer
         return Verdict(sentence, tuple(e.number for e in items), passages)

@@ -48,16 +48,16 @@ def stem_in(word: str, words: set[str]) -> bool:
     return False
 
 
-def is_title(sentence: str, titles: Sequence[str]) -> bool:
+def is_title(sentence: str, titles: Sequence[str], exact: bool = False) -> bool:
     """Whether the sentence is one of ``titles`` and little more ("Yes: <title>", "The paper
-    <title>", the title with a word or two changed)."""
+    <title>", the title with a word or two changed unless ``exact``)."""
     said = flat(re.sub(r"^\W*(?:yes|the\s+paper|see)\b\W*", "", sentence, flags=re.IGNORECASE))
     words = said.split()
     for full in titles:
         title = flat(full).split()
         if said == " ".join(title):
             return True
-        if len(title) >= 4 and len(words) <= len(title) + 2 and (
+        if not exact and len(title) >= 4 and len(words) <= len(title) + 2 and (
                 sum(w in title for w in words) >= 0.8 * max(len(words), len(title))):
             return True
     return False
