@@ -86,6 +86,10 @@ KINDS = [
     (("Someone told me about a method that weights embedding models by their uncertainty. "
       "Is that paper in here?"), "identify"),
     ("I half-remember a graph paper on a weak regularity lemma. what was it called?", "identify"),
+    # recalled after a story, the name asked for in two words
+    (("building NPCs for a game. they only know what is in a cupboard once they look. I "
+      "remember a paper mixing PDDL planning with natural language for this, what was it?"),
+     "identify"),
     ("I remember a paper on GlowQ. What is the name of the cache it uses?", "fact"),
     ("I read a paper called GlowQ. what's the full name?", "fact"),  # named: its expansion
     ("I remember a dataset in Avey-B with long documents. Is that in here?", "fact"),
@@ -549,6 +553,9 @@ def test_a_hyphened_name_is_held_by_its_words_in_turn(name: str, text: str,
      "We fine-tune TEDM on ETTh1 every week. Does it report results on that data?"),
     ("TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?",
      "TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?"),
+    # a paper recalled after the story: from where it is recalled
+    ("building NPC behaviour for a game. I remember a paper mixing PDDL with language, what "
+     "was it?", "I remember a paper mixing PDDL with language, what was it?"),
 ])
 def test_the_askers_story_is_told_apart_from_what_is_asked(question: str, rest: str) -> None:
     from assistant.answer.intent.story import without_story

@@ -29,11 +29,13 @@ _ASKS_LITTLE = 6  # words: "Which paper should I read?" asks what the story says
 # exact title?", "Someone told me about a method that …. Is that paper in here?": a paper
 # recalled, its name asked (not "I read the GlowQ paper. What is the name of its cache?")
 _RECALL = re.compile(
-    r"^\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+|half-)?(?:remember|recall|saw|read|came\s+across|heard)"
+    r"(?:^|(?<=[.!?])\s)\W*(?:i\s+(?:(?:vaguely|think\s+i)\s+|half-)?(?:remember|recall|saw|read|"
+    r"came\s+across|heard)"
     r"|there\s+(?:was|is)|(?:someone|somebody|a\s+(?:friend|colleague))\s+(?:told|showed)\s+me)"
     r"\s+(?:(?:about|of)\s+)?(?:(?:a|an|some|one|this)\s+(?:[\w\-]+\s+){0,3}?(?:paper|work|study|"
     r"article|method|approach|model|algorithm|technique|framework|system|trick|idea)s?|something)"
-    r"\b.*?(?P<ask>\bwhat(?:['\u2019]?s|\s+(?:is|was))\s+(?:it|this|that|the\s+paper)\s+called\b"
+    r"\b.*?(?P<ask>\bwhat(?:['\u2019]?s|\s+(?:is|was))\s+(?:it|this|that|the\s+paper)(?:\s+called\b"
+    r"|\s*\?)"
     r"|\b(?:its|the)\s+(?:(?:exact|full)\s+)?(?:title|name)(?:\s+of\s+(?:it|that|the\s+paper))?"
     r"(?:\s+(?:please|pls))?\W*$|\b(?:is|was)\s+(?:it|that|this)(?:\s+(?:paper|one|work))?\s+"
     r"(?:in\s+)?here\b)", re.IGNORECASE | re.DOTALL)
@@ -54,7 +56,11 @@ def question_sentences(text: str) -> list[str]:
 def without_story(question: str) -> str:
     """The question without its sentences in the first person that neither ask (no "?") nor
     request papers, when its last asking sentence says what it asks (six words or more) and
-    does not lean on them; else the question."""
+    does not lean on them; else the question. A paper recalled after a story ("building
+    NPCs for a game. … I remember a paper on …, what was it?"): from where it is recalled."""
+    found = _RECALL.search(question)
+    if found is not None and found.start() > 0:
+        return question[found.start():].strip()
     sentences = question_sentences(question)
     asking = [s for s in sentences if s.rstrip().endswith("?")]
     if (len(sentences) < 2 or not asking or _LEANS_ON.search(asking[-1])
