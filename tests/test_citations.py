@@ -641,6 +641,21 @@ def test_a_number_must_stand_on_its_own_in_the_source() -> None:
         assert checker.check(sentence).dropped is None, sentence
 
 
+def test_a_version_written_apart_is_the_name_the_source_joins() -> None:
+    """"Gemini 2.5 Pro" is the model the abstract writes "gemini-2.5-pro": its "2.5" is
+    stated; another version, or 2.5 of something else, is not."""
+    evidence = [_evidence(1, "HUMAINE", "The top model is google/gemini-2.5-pro, ranked first "
+                          "with a 95.6% posterior probability.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="Which model came first in HUMAINE?")
+    assert checker.check("Gemini 2.5 Pro came first with a 95.6% posterior probability [1]."
+                         ).dropped is None
+    for sentence in ("Gemini 2.6 Pro came first with a 95.6% posterior probability [1].",
+                     "The top model used 2.5 GB with a 95.6% posterior probability [1]."):
+        verdict = checker.check(sentence)
+        assert verdict.dropped and "not in the source" in verdict.dropped.reason, sentence
+
+
 def test_a_yes_or_no_in_the_questions_own_words_is_not_an_answer() -> None:
     """"Does TEDM rely on an external noise schedule?" answered "Yes, TEDM relies on an
     external noise schedule.": every word is in the abstract ("… avoiding external

@@ -172,13 +172,23 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
             return shouted
     alone = lone_numbers(sentence)  # "2-bit": a "2" in "WikiText-2" does not say it
     missing = [t for t in key_terms(sentence)
-               if (not states_number(normalise(t), source) if normalise(t) in alone
+               if (not states_number(normalise(t), source)
+                   and not _version_of(normalise(t), normalise(sentence), source)
+                   if normalise(t) in alone
                    else normalise(t) not in source and not spelled_out(t, source)
                    and not mentions(source, normalise(t)))  # "Gaussians": "3D Gaussian …"
                and not (t.isdigit() and states_count(t, source))
                and not (t == "1" and _one_thing(sentence, source))]
     return missing + [n for n in counts(sentence) - counts(question)
                       if not states_count(n, source)]
+
+
+def _version_of(number: str, sentence: str, source: str) -> bool:
+    """Whether a number the (normalised) sentence writes after a word is that word's version
+    as the source writes it, joined: "Gemini 2.5 Pro" of "gemini-2.5-pro", "Qwen 2.5" of
+    "qwen2.5"."""
+    return any(re.search(rf"\b{re.escape(word)}[-\s]?{re.escape(number)}(?![\d.]*\d)", source)
+               for word in re.findall(rf"\b([a-z][a-z\-]*)\s+{re.escape(number)}\b", sentence))
 
 
 def added_words(sentence: str, source: str, question: str) -> set[str]:
