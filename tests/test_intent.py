@@ -188,6 +188,9 @@ KINDS = [
     ("GlowQ memory overhead", "identify"),
     # a request written as a fragment
     ("paper about splitting agents into the best teams using deep RL?", "identify"),
+    ("paper where a gp kernel is meta-learned from a normative theory?", "identify"),
+    ("paper on ad bidding w/ a planner that can go beyond the offline data?", "identify"),
+    ("paper on GlowQ - what does it cache?", "fact"),
     ("any work on adapting a deployed model without backprop", "identify"),
     ("papers on test-time adaptation?", "list"),
     ("paper on GlowQ: what memory does it save?", "fact"),

@@ -82,12 +82,13 @@ _IDENTIFY = re.compile(
     rf"|\blooking\s+for\s+(?:a|an|the|some|any)?\s*(?:\w+\s+){{0,2}}?(?:{PAPER}|{_METHOD})\b"
     rf"|\b(?:find|show|give)\s+(?:me\s+)?(?:(?:a|an|the|some|any)\s+)?(?:\w+\s+){{0,2}}?{PAPER}\b"
     rf"|\b(?:who|which\s+\w+)\s+(?:proposes?|introduces?|presents?)\b", re.IGNORECASE)
-# "paper about splitting agents into teams?": a request written as a fragment (not "paper on
-# GlowQ: does it …?", which asks more of it)
+# "paper about splitting agents into teams?", "paper where a kernel is meta-learned …?": a
+# request written as a fragment (not "paper on GlowQ: does it …?", which asks more of it)
 _FRAGMENT = re.compile(
     r"^\W*(?:(?:a|an|any|some)\s+)?(?:paper|work|study|article|research)\s+(?:about|on|that"
     r"|which|where|for|with|using|doing|proposing|showing|studying|tackling|addressing)\b"
-    rf"(?!.*\b(?:what|which|how|why|who|when|where|{AUX[3:-1]})\b)", re.IGNORECASE)
+    rf"(?!.*(?:[:;,?\u2014\u2013]|\s-)\s*(?:what|which|how|why|who|when|where|{AUX[3:-1]})\b)",
+    re.IGNORECASE)
 # "who estimates policy values under hidden confounding?": who does it is a paper (not "who
 # uses GlowQ?" nor "who ranks first on the HUMAINE leaderboard?", which name something)
 _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"
