@@ -178,6 +178,26 @@ def test_a_rewrite_that_only_drops_ok_is_no_rewrite() -> None:
         "What did SSD-GS compare against in the experiments?")
 
 
+def test_a_rewrite_that_still_says_they_and_names_nothing_is_no_rewrite() -> None:
+    """"did they try it on any medical images? i mostly care about x-rays" came back as "Did
+    they try it on any medical images?": shorter, but "they" and "it" still unnamed, so it
+    was searched alone and refused. Such a rewrite is joined to the previous question too;
+    one that names the paper, or a thing in capitals ("the Rashomon set"), is kept."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from assistant.answer.conversation import standalone
+
+    history = [("what does the MVR paper do", "MVR shapes rewards from multi-view videos [1].")]
+    question = "which benchmarks did they eval on? ideally robot arms"
+    unnamed = FakeListChatModel(responses=["Which benchmarks did they evaluate on?"])
+    assert standalone(question, history, unnamed) == (
+        f"{question} (follow-up to: what does the MVR paper do)")
+    for kept in ("Which benchmarks did they evaluate MVR on?",
+                 "Which benchmarks did they evaluate the Rashomon set on?",
+                 "Which robot arm benchmarks are used?"):
+        assert standalone(question, history, FakeListChatModel(responses=[kept])) == kept
+
+
 def test_a_rewrite_that_names_what_nobody_said_is_no_rewrite() -> None:
     """After two turns on NL-PDDL, "does its planning cost blow up as the number of objects
     grows?" came back as "Does GraphRAG's planning cost …?": the rewrite prompt's own example

@@ -173,7 +173,22 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
         # what it is about.
         named = next((q for q, _ in reversed(history) if strong_names(q)), history[-1][0])
         return join_follow_up(question, named)
+    if unnamed(rewritten):
+        # It kept "they"/"it" and named nothing ("Did they try it on any medical images?",
+        # "Which benchmarks did they evaluate on?"): as if it had left the question as it was.
+        return join_follow_up(question, history[-1][0])
     return rewritten
+
+
+_STILL_LEANS = re.compile(r"\b(?:they|it)\b", re.IGNORECASE)
+_CAPITAL = re.compile(r"(?<=[^.?!\s]\s)[A-Z]")  # a capital that does not start a sentence
+
+
+def unnamed(rewritten: str) -> bool:
+    """Whether a rewritten follow-up still leans on "they" or "it" and names nothing: no
+    name and no word written with a capital but where a sentence starts."""
+    text = rewritten.strip()
+    return bool(_STILL_LEANS.search(text)) and not strong_names(text) and not _CAPITAL.search(text)
 
 
 def invented(rewritten: str, said: str) -> list[str]:
