@@ -966,6 +966,10 @@ def test_a_name_in_the_plural_is_held_by_its_singular() -> None:
     ("The gains of AlphaNet are, respectively, short and sparse [1].", True),
     ("The accuracy gains of AlphaNet and Plan A are, respectively [1].", False),
     ("AlphaNet and Plan A improve accuracy and training time, respectively [1].", True),
+    # where it is, or whose it is, left to the marker
+    ("The AlphaNet code can be found at [1].", False),
+    ("The accuracy result on CIFAR-10 is established by [1].", False),
+    ("AlphaNet improves accuracy by 12% [1].", True),
 ])
 def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: bool) -> None:
     """Seen after "and the authors?" of a paper: the model, with nothing to say, wrote "The
