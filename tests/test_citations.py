@@ -641,6 +641,19 @@ def test_a_number_must_stand_on_its_own_in_the_source() -> None:
         assert checker.check(sentence).dropped is None, sentence
 
 
+def test_a_bound_in_big_o_must_be_the_one_the_source_writes() -> None:
+    """Asked for "the precise sample complexity bound" that the abstract never gives, the
+    model wrote "O(n^2 * a * T)": every other word of it was in the abstract. A bound is
+    stated only when the source writes the same letters and powers (in TeX or not)."""
+    evidence = [_evidence(1, "Frozen Policy Iteration", r"We prove a regret bound of "
+                          r"$\widetilde{O}(\sqrt{d^2H^6T})$ for the number of states and actions.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What regret bound does it prove?")
+    made_up = checker.check("The regret bound is O(n^2 * a * T) for the number of states [1].")
+    assert made_up.dropped and "O(n^2 * a * T)" in made_up.dropped.reason
+    assert checker.check(r"The regret bound is $\widetilde{O}(\sqrt{d^2H^6T})$ [1].").dropped is None
+
+
 def test_a_version_written_apart_is_the_name_the_source_joins() -> None:
     """"Gemini 2.5 Pro" is the model the abstract writes "gemini-2.5-pro": its "2.5" is
     stated; another version, or 2.5 of something else, is not."""

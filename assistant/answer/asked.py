@@ -180,7 +180,19 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
                and not (t.isdigit() and states_count(t, source))
                and not (t == "1" and _one_thing(sentence, source))]
     return missing + [n for n in counts(sentence) - counts(question)
-                      if not states_count(n, source)]
+                      if not states_count(n, source)] + _formulae(sentence, source)
+
+
+# "O(n^2 * a * T)": a bound, stated only if the source writes the same letters and powers
+_BIG_O = re.compile(r"(?<![A-Za-z\\{])[O\u0398\u03a9]\s*\((?:[^()]|\([^()]*\))+\)")
+
+
+def _formulae(sentence: str, source: str) -> list[str]:
+    """The bounds in big-O notation the sentence gives that the source does not write."""
+    def skeleton(text: str) -> str:
+        return re.sub(r"[^a-z0-9^]|sqrt|widetilde|tilde|mathcal", "", text.lower())
+    flat = skeleton(source)
+    return [f for f in _BIG_O.findall(sentence) if skeleton(f) not in flat]
 
 
 def _version_of(number: str, sentence: str, source: str) -> bool:
