@@ -516,13 +516,18 @@ def test_which_questions_asking_for_a_thing_by_name(question: str, thing: str | 
     ("Any work on deep kernel GPs for normative theories? We run ETTh1. Is it tested on that?",
      ["etth1"]),
     ("Is the deep-GP approach for normative theories meta-learned?", []),
+    # a longer name half remembered, its start and end kept; not another name
+    ("What does MetaLearnKernel do? (MetaKernel? something like that)", ["metakernel"]),
+    ("Is there a MetaLearnKernel for normative theories?", []),
+    ("Is there a MetaTheoryKernel for normative theories?", ["metatheorykernel"]),
 ])
 def test_names_no_source_holds(question: str, unheld_names: list[str]) -> None:
     from assistant.answer.evidence import unheld
     from assistant.types import Source
 
     source = Source("p1", "Meta-Learning Inductive Biases using Deep Kernel Gaussian Processes",
-                    "We meta-learn deep kernel Gaussian processes for normative theories.", 1.0)
+                    "We meta-learn deep kernel Gaussian processes for normative theories with "
+                    "MetaLearningKernel.", 1.0)
     assert unheld(question, [source]) == unheld_names
 
 

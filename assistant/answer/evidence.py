@@ -197,7 +197,23 @@ def unheld(question: str, sources: Sequence[Source]) -> list[str]:
     wanted = without_story(question) if asks_for_papers(question) else question
     return sorted(n for n in strong_names(wanted) if not any(
         mentions(t, n) or n in t or (n in acronyms and spelled_out(acronyms[n], t))
-        or _in_words(n, t, acronyms) for t in texts))
+        or _in_words(n, t, acronyms) or _contracted(n, t) for t in texts))
+
+
+def _contracted(name: str, text: str) -> bool:
+    """Whether the (normalised) ``text`` has a longer name that ``name`` is a half-remembered
+    form of, letters left out and its start and end kept: "GaussFusion" of "GaussianFusion"
+    (eight letters or more, and at least seven tenths of it)."""
+    if len(name) < 8 or not name.isalpha():
+        return False
+
+    def within(word: str) -> bool:
+        letters = iter(word)
+        return all(c in letters for c in name)  # in order, some left out
+
+    return any(word.startswith(name[:4]) and word.endswith(name[-4:])
+               and len(name) >= 0.7 * len(word) and within(word)
+               for word in set(re.findall(r"[a-z]{9,}", text)) if len(word) > len(name))
 
 
 def _in_words(name: str, text: str, acronyms: Mapping[str, str]) -> bool:
