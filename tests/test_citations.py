@@ -651,6 +651,8 @@ def test_a_bound_in_big_o_must_be_the_one_the_source_writes() -> None:
                               question="What regret bound does it prove?")
     made_up = checker.check("The regret bound is O(n^2 * a * T) for the number of states [1].")
     assert made_up.dropped and "O(n^2 * a * T)" in made_up.dropped.reason
+    # not a source's words whose letters spell it: "O(√T)" is not in "does not"
+    assert checker.check("The regret bound does not exceed O(√T) [1].").dropped
     assert checker.check(r"The regret bound is $\widetilde{O}(\sqrt{d^2H^6T})$ [1].").dropped is None
 
 
@@ -995,6 +997,13 @@ def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: 
     assert (verdict.dropped is None) is kept, verdict
     if not kept:
         assert verdict.dropped is not None and verdict.dropped.reason.startswith("unfinished")
+
+
+def test_an_acronym_spelt_like_a_preposition_ends_a_sentence() -> None:
+    from assistant.text.sentences import unfinished
+
+    assert unfinished("The method is more robust than standard AT.") is None  # adversarial training
+    assert unfinished("The code can be found at.") == 'unfinished: it ends at "at"'
 
 
 def test_asked_for_a_paper_a_sentence_ending_at_its_marker_names_it() -> None:

@@ -192,6 +192,8 @@ def test_a_rewrite_that_still_says_they_and_names_nothing_is_no_rewrite() -> Non
     unnamed = FakeListChatModel(responses=["Which benchmarks did they evaluate on?"])
     assert standalone(question, history, unnamed) == (
         f"{question} (follow-up to: what does the MVR paper do)")
+    mine = FakeListChatModel(responses=["Can I run it on my own robot arm?"])  # "I": no name
+    assert standalone(question, history, mine).endswith("(follow-up to: what does the MVR paper do)")
     for kept in ("Which benchmarks did they evaluate MVR on?",
                  "Which benchmarks did they evaluate the Rashomon set on?",
                  "Which robot arm benchmarks are used?"):

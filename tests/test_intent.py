@@ -191,6 +191,8 @@ KINDS = [
     ("paper where a gp kernel is meta-learned from a normative theory?", "identify"),
     ("paper on ad bidding w/ a planner that can go beyond the offline data?", "identify"),
     ("paper on GlowQ - what does it cache?", "fact"),
+    ("paper on GlowQ -- what bit width does it use?", "fact"),
+    ("paper about TEDM does it rely on an external noise schedule?", "fact"),
     ("any work on adapting a deployed model without backprop", "identify"),
     ("papers on test-time adaptation?", "list"),
     ("paper on GlowQ: what memory does it save?", "fact"),
@@ -418,6 +420,7 @@ def test_asks_whether_such_work_exists(question: str, whether: bool) -> None:
     ("For GlowQ, what does the group share?", False),
     ("Which baseline, if any, does GlowQ beat?", False),
     ("PEA: how many forward passes does it need, and does it use backprop?", False),
+    ("In PEA, when the backbone is frozen, does it still need backprop?", True),
     ("GlowQ - what does it share, and is it faster?", False),
     ("How, in short, do SAFER and UEC use uncertainty?", False),
     ("I tried GlowQ, and liked it. What does it share across layers?", False),
@@ -562,8 +565,11 @@ def test_a_hyphened_name_is_held_by_its_words_in_turn(name: str, text: str,
     ("TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?",
      "TEDM was tested on ETTh1. Does TEDM report the CRPS on the ETTh1 data?"),
     # a paper recalled after the story: from where it is recalled
-    ("building NPC behaviour for a game. I remember a paper mixing PDDL with language, what "
-     "was it?", "I remember a paper mixing PDDL with language, what was it?"),
+    (("building NPC behaviour for a game. I remember a paper mixing PDDL with language, what "
+      "was it?"), "I remember a paper mixing PDDL with language, what was it?"),
+    # not when what is recalled leans on the story ("fine-tuned it")
+    ("We deploy Qwen2-Audio. I remember a paper that fine-tuned it with GRPO, what was it?",
+     "We deploy Qwen2-Audio. I remember a paper that fine-tuned it with GRPO, what was it?"),
 ])
 def test_the_askers_story_is_told_apart_from_what_is_asked(question: str, rest: str) -> None:
     from assistant.answer.intent.story import without_story

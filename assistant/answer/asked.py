@@ -184,15 +184,17 @@ def unstated(sentence: str, source: str, question: str, raw: str | None = None) 
 
 
 # "O(n^2 * a * T)": a bound, stated only if the source writes the same letters and powers
-_BIG_O = re.compile(r"(?<![A-Za-z\\{])[O\u0398\u03a9]\s*\((?:[^()]|\([^()]*\))+\)")
+_BIG_O = re.compile(r"(?<![A-Za-z])\{?[Oo\u0398\u03a9\u03b8\u03c9]\}?\s*\((?:[^()]|\([^()]*\))+\)")
 
 
 def _formulae(sentence: str, source: str) -> list[str]:
-    """The bounds in big-O notation the sentence gives that the source does not write."""
-    def skeleton(text: str) -> str:
-        return re.sub(r"[^a-z0-9^]|sqrt|widetilde|tilde|mathcal", "", text.lower())
-    flat = skeleton(source)
-    return [f for f in _BIG_O.findall(sentence) if skeleton(f) not in flat]
+    """The bounds in big-O notation the sentence gives that are none of the source's own
+    bounds, compared letter by letter and power by power ("O(sqrt(T log T))" is the
+    "$O(\\sqrt{T \\log T})$" it writes; "O(\u221aT)" is not a source's "does not")."""
+    def skeleton(bound: str) -> str:
+        return re.sub(r"[^a-z0-9^]|sqrt|widetilde|tilde|mathcal|left|right", "", bound.lower())
+    written = {skeleton(b) for b in _BIG_O.findall(source)}
+    return [b for b in _BIG_O.findall(sentence) if skeleton(b) not in written]
 
 
 def _version_of(number: str, sentence: str, source: str) -> bool:

@@ -181,7 +181,7 @@ def standalone(question: str, history: Sequence[tuple[str, str]], llm: BaseChatM
 
 
 _STILL_LEANS = re.compile(r"\b(?:they|it)\b", re.IGNORECASE)
-_CAPITAL = re.compile(r"(?<=[^.?!\s]\s)[A-Z]")  # a capital that does not start a sentence
+_CAPITAL = re.compile(r"(?<=[^.?!\s]\s)(?!I\b)[A-Z]")  # not starting a sentence, not "I"
 
 
 def unnamed(rewritten: str) -> bool:

@@ -241,7 +241,7 @@ def split_sentences(text: str) -> list[str]:
 # "The authors of PEA are [1].": a sentence the model broke off where its claim should be
 # "… can be found at [1].", "… by [1].": a place, a value or a name the model left out
 _UNFINISHED = re.compile(r"\b(?:is|are|was|were|be|been|the|(?-i:an?)|and|or|of|such\s+as|including|"
-                         r"includes?|namely|e\.g|i\.e|at|from|by|than|via)\W*$", re.IGNORECASE)
+                         r"includes?|namely|e\.g|i\.e|(?-i:at|from|by|than|via))\W*$", re.IGNORECASE)
 
 
 # "The bounds for RS-KT and RS-BC are and, respectively.": what stood there (a formula the

@@ -87,8 +87,9 @@ _IDENTIFY = re.compile(
 _FRAGMENT = re.compile(
     r"^\W*(?:(?:a|an|any|some)\s+)?(?:paper|work|study|article|research)\s+(?:about|on|that"
     r"|which|where|for|with|using|doing|proposing|showing|studying|tackling|addressing)\b"
-    rf"(?!.*(?:[:;,?\u2014\u2013]|\s-)\s*(?:what|which|how|why|who|when|where|{AUX[3:-1]})\b)",
-    re.IGNORECASE)
+    r"(?!.*\b(?:what|which|how|why|who|when|where)\b)"
+    rf"(?!.*(?:[:;,?\u2014\u2013\u2026]|\s-+|\.\.\.)\s*{AUX}\b)"
+    rf"(?!.*\b{AUX}\s+(?:it|its|they|this|that)\b)", re.IGNORECASE)
 # "who estimates policy values under hidden confounding?": who does it is a paper (not "who
 # uses GlowQ?" nor "who ranks first on the HUMAINE leaderboard?", which name something)
 _WHO_DOES = re.compile(r"^\W*who\s+(?!(?:is|was|has|does|funds|authors)\b)[a-z]{3,}s\b"

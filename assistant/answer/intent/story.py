@@ -59,7 +59,8 @@ def without_story(question: str) -> str:
     does not lean on them; else the question. A paper recalled after a story ("building
     NPCs for a game. … I remember a paper on …, what was it?"): from where it is recalled."""
     found = _RECALL.search(question)
-    if found is not None and found.start() > 0:
+    if found is not None and found.start() > 0 and not _LEANS_ON.search(
+            question[found.start():found.start("ask")]):  # "… fine-tuned it with GRPO"
         return question[found.start():].strip()
     sentences = question_sentences(question)
     asking = [s for s in sentences if s.rstrip().endswith("?")]

@@ -74,7 +74,9 @@ _YES_NO_AFTER = re.compile(rf"^(?!\W*(?i:what|which|who|whom|whose|how|why|when|
 
 
 # a question of its own before that clause: "PEA — how many forward passes does it need, and …"
-_WH_CLAUSE = re.compile(r"(?:^|[—–:;,]|\s-+\s)\s*(?i:what|which|who|whom|whose|how|why|when|where)\b")
+# (not a clause inside it: "In PEA, when the backbone is frozen, does it …?")
+_WH_CLAUSE = re.compile(r"(?:[—–:;,]|\s-+\s)\s*(?i:what|which|who|whom|whose|how|why|when|"
+                        r"where)\b.*[,;]\s*(?i:and|but|so|also)\s+\w+$")
 
 
 def asks_yes_or_no(question: str) -> bool:
