@@ -169,6 +169,9 @@ KINDS = [
     ("What methods use 3D Gaussians?", "list"),
     ("Summarize every paper about diffusion models.", "list"),
     ("Which of them use LoRA? (follow-up to: Which papers quantize LLMs?)", "list"),
+    # "they" after one paper asked for are its authors: the follow-up asks a fact
+    ("how many methods did they try? (follow-up to: is there anything on distilling LLMs?)",
+     "fact"),
     # "which ones", "which of these" and a verb for several: the papers are meant
     ("which ones propose their own variant of GRPO?", "list"),
     ("Which of these use 3D Gaussians to model a scene?", "list"),

@@ -157,9 +157,14 @@ def _part_of_named(question: str) -> bool:
 
 def asked(question: str) -> str:
     """The part of a question that says what kind of answer it wants: with a follow-up, the
-    earlier question too when it points back at a list."""
+    earlier question too when it points back at a list ("which of them use RL? (follow-up to:
+    which papers quantize LLMs?)"); not at one paper's authors ("how many methods did they
+    try? (follow-up to: is there anything on …?)" asks a fact)."""
     own, joined, earlier = question.partition(FOLLOW_UP)
-    return f"{own} {earlier.removesuffix(')')}" if joined and _BACK_TO_LIST.search(own) else own
+    earlier = earlier.removesuffix(")")
+    if joined and _BACK_TO_LIST.search(own) and kind_of(earlier) == "list":
+        return f"{own} {earlier}"
+    return own
 
 
 # "… Which one was that?", "What is it called?": the sentence before says what is asked for
