@@ -189,8 +189,8 @@ _BIG_O = re.compile(r"(?<![A-Za-z])\{?[Oo\u0398\u03a9\u03b8\u03c9]\}?\s*\((?:[^(
 
 def _formulae(sentence: str, source: str) -> list[str]:
     """The bounds in big-O notation the sentence gives that are none of the source's own
-    bounds, compared letter by letter and power by power ("O(sqrt(T log T))" is the
-    "$O(\\sqrt{T \\log T})$" it writes; "O(\u221aT)" is not a source's "does not")."""
+    bounds, compared letter by letter and power by power: "O(sqrt(T log T))" is the bound the
+    source writes in TeX with the same letters; "O(√T)" is not in a source's "does not"."""
     def skeleton(bound: str) -> str:
         return re.sub(r"[^a-z0-9^]|sqrt|widetilde|tilde|mathcal|left|right", "", bound.lower())
     written = {skeleton(b) for b in _BIG_O.findall(source)}
