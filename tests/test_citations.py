@@ -999,6 +999,23 @@ def test_a_sentence_broken_off_before_its_claim_is_dropped(sentence: str, kept: 
         assert verdict.dropped is not None and verdict.dropped.reason.startswith("unfinished")
 
 
+def test_a_name_said_twice_claims_nothing_and_stray_stops_end_once() -> None:
+    """Found by the fuzz test of any model reply: "DrPose DrPose . . ." was kept as a claim
+    (two words, one name) and shown as "DrPose DrPose . . [1].", a sentence whose citation
+    sits after a stop of its own. A sentence of one word, however often, claims nothing; a
+    kept sentence ends once, with its citation before the stop."""
+    from assistant.answer.writing import Render
+
+    evidence = [_evidence(1, "DrPose", "DrPose maximizes PoseScore, a differentiable reward.")]
+    checker = CitationChecker(evidence, embed=lambda text: (1.0, 0.0),
+                              question="What do DrPose and GlowQ do?")
+    repeated = checker.check("DrPose DrPose . . .")
+    assert repeated.dropped and repeated.dropped.reason == "no claim to check"
+    kept = checker.check("DrPose maximizes PoseScore . . . [1]")
+    assert kept.dropped is None
+    assert Render({1: evidence[0]}).sentence(kept) == "DrPose maximizes PoseScore [1]."
+
+
 def test_an_acronym_spelt_like_a_preposition_ends_a_sentence() -> None:
     from assistant.text.sentences import unfinished
 

@@ -374,7 +374,7 @@ class CitationChecker:
             if pointed:
                 lead = "Yes: " if re.match(r"\W*yes\b", sentence, re.IGNORECASE) else ""
                 return replace(self.pointer(pointed, lead), pointer=False)
-        if (cut := not self.papers and unfinished(sentence)) or len(terms(sentence)) < 2:
+        if (cut := not self.papers and unfinished(sentence)) or len(set(terms(sentence))) < 2:
             return Verdict(sentence, dropped=Dropped(sentence, cut or "no claim to check"))
         vector = self.embed(sentence)
         results = {e.number: (e, self._supports(e, sentence, vector)) for e in self.evidence}

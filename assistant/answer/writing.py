@@ -44,7 +44,8 @@ class Render:
             marks.append(f"[{self.display[number]}]")
         text = verdict.sentence.rstrip()
         end = text[-1] if text and text[-1] in ".!?" else "."
-        body = text[:-1].rstrip() if text and text[-1] in ".!?" else text
+        # "… PoseScore . . ." ends once, its citation before the stop
+        body = re.sub(r"(?:\s*[.!?])+$", "", text) if text and text[-1] in ".!?" else text
         return f"{body} {''.join(marks)}{end}"
 
     def citations(self) -> tuple[Citation, ...]:
