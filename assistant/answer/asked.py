@@ -193,8 +193,11 @@ def _formulae(sentence: str, source: str) -> list[str]:
     source writes in TeX with the same letters; "O(√T)" is not in a source's "does not"."""
     def skeleton(bound: str) -> str:
         return re.sub(r"[^a-z0-9^]|sqrt|widetilde|tilde|mathcal|left|right", "", bound.lower())
+    given = _BIG_O.findall(sentence)
+    if not given:  # most sentences: the source is not read
+        return []
     written = {skeleton(b) for b in _BIG_O.findall(source)}
-    return [b for b in _BIG_O.findall(sentence) if skeleton(b) not in written]
+    return [b for b in given if skeleton(b) not in written]
 
 
 def _version_of(number: str, sentence: str, source: str) -> bool:

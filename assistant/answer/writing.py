@@ -45,7 +45,7 @@ class Render:
         text = verdict.sentence.rstrip()
         end = text[-1] if text and text[-1] in ".!?" else "."
         # "… PoseScore . . ." ends once, its citation before the stop
-        body = re.sub(r"(?:\s*[.!?])+$", "", text) if text and text[-1] in ".!?" else text
+        body = re.sub(r"(?:\s*[.!?])+$", "", text)
         return f"{body} {''.join(marks)}{end}"
 
     def citations(self) -> tuple[Citation, ...]:
